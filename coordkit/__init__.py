@@ -1,0 +1,53 @@
+"""coordkit: thread coordination, made provably boring.
+
+Reference implementations of TensorFlow 1.x's Coordinator, queues and
+QueueRunner; Hypothesis stateful models of their rules; and a controlled
+scheduler that explores, shrinks and replays thread interleavings.
+"""
+
+from __future__ import annotations
+
+from coordkit.errors import (
+    AbortedError,
+    CancelledError,
+    DataLossError,
+    DeadlineExceededError,
+    Deadlock,
+    InvalidArgumentError,
+    OpError,
+    OutOfRangeError,
+    ScheduleError,
+    StepLimitExceeded,
+    TraceDivergedError,
+    TraceFormatError,
+    UncontrolledBlockingError,
+    UnimplementedError,
+)
+
+# -- coordinator (coordinator.py) --
+# -- queues (queues.py) --
+# -- queue runner (queue_runner.py) --
+# -- scheduler (explore.py, schedulers.py, trace.py) --
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AbortedError",
+    "CancelledError",
+    "DataLossError",
+    "DeadlineExceededError",
+    "Deadlock",
+    "InvalidArgumentError",
+    "OpError",
+    "OutOfRangeError",
+    "ScheduleError",
+    "StepLimitExceeded",
+    "TraceDivergedError",
+    "TraceFormatError",
+    "UncontrolledBlockingError",
+    "UnimplementedError",
+    # -- coordinator names --
+    # -- queue names --
+    # -- queue runner names --
+    # -- scheduler names --
+]

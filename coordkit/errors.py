@@ -1,0 +1,89 @@
+"""Every exception coordkit raises.
+
+Two families live here:
+
+* ``OpError`` and its subclasses mirror TensorFlow's ``tf.errors`` classes; the
+  reference queues, coordinator and runner raise them with TensorFlow's wording.
+* ``ScheduleError`` and its subclasses report what the controlled scheduler found
+  or could not do (a deadlock, an exhausted step budget, a replay that no longer
+  matches the program).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AbortedError",
+    "CancelledError",
+    "DataLossError",
+    "DeadlineExceededError",
+    "Deadlock",
+    "InvalidArgumentError",
+    "OpError",
+    "OutOfRangeError",
+    "ScheduleError",
+    "StepLimitExceeded",
+    "TraceDivergedError",
+    "TraceFormatError",
+    "UnimplementedError",
+    "UncontrolledBlockingError",
+]
+
+
+class OpError(Exception):
+    """Base class of the errors an operation on a queue or coordinator raises."""
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class OutOfRangeError(OpError):
+    """The input is exhausted: a dequeue from a closed queue with too few elements."""
+
+
+class CancelledError(OpError):
+    """The operation was cancelled: an enqueue into a closed queue, a cancelled wait."""
+
+
+class DeadlineExceededError(OpError, TimeoutError):
+    """A ``timeout=`` expired before the operation could complete."""
+
+
+class InvalidArgumentError(OpError, ValueError):
+    """An argument was wrong; raised by the call that was wrong, before any waiting."""
+
+
+class UnimplementedError(OpError):
+    """The operation is not supported for these arguments."""
+
+
+class AbortedError(OpError):
+    """The operation was aborted (kept for code written against older TensorFlow)."""
+
+
+class DataLossError(OpError):
+    """Elements could not be restored (never raised by the reference queues)."""
+
+
+class ScheduleError(Exception):
+    """Base class of what the controlled scheduler reports."""
+
+
+class Deadlock(ScheduleError):
+    """Every live thread of a controlled run is blocked and no timed wait can fire."""
+
+
+class StepLimitExceeded(ScheduleError):
+    """A controlled run took more scheduling steps than its budget (likely a livelock)."""
+
+
+class UncontrolledBlockingError(ScheduleError):
+    """A controlled thread blocked outside the scheduler (the wall-clock watchdog fired)."""
+
+
+class TraceFormatError(ScheduleError, ValueError):
+    """A trace string is corrupt, truncated or from an unknown format version."""
+
+
+class TraceDivergedError(ScheduleError):
+    """A replayed trace no longer matches the program at a given step."""

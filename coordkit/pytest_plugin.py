@@ -1,0 +1,1 @@
+"""pytest integration (entry point ``pytest11``); filled in with the scheduler."""
