@@ -25,8 +25,17 @@ from coordkit.errors import (
 )
 
 # -- coordinator (coordinator.py) --
+from coordkit.coordinator import Coordinator, LooperThread  # isort: skip
 # -- queues (queues.py) --
 # -- queue runner (queue_runner.py) --
+from coordkit.queue_runner import (  # isort: skip
+    QueueRunner,
+    QueueRunnerRegistry,
+    add_queue_runner,
+    get_queue_runner_registry,
+    queue_runner_scope,
+    start_queue_runners,
+)
 # -- scheduler (explore.py, schedulers.py, trace.py) --
 
 __version__ = "0.1.0"
@@ -47,7 +56,15 @@ __all__ = [
     "UncontrolledBlockingError",
     "UnimplementedError",
     # -- coordinator names --
+    "Coordinator",
+    "LooperThread",
     # -- queue names --
     # -- queue runner names --
+    "QueueRunner",
+    "QueueRunnerRegistry",
+    "add_queue_runner",
+    "get_queue_runner_registry",
+    "queue_runner_scope",
+    "start_queue_runners",
     # -- scheduler names --
 ]
