@@ -1,0 +1,526 @@
+"""The controlled runtime: one thread runs at a time, and the scheduler decides which.
+
+This is the only module that decides.  A controlled run (an ``Execution``) runs
+every thread of the program as a greenlet on one OS thread, so exactly one of
+them executes at any moment.  Each synchronisation operation calls
+``Execution.point`` first, which asks the scheduler which runnable thread goes
+next; a thread that must wait calls ``Execution.block`` and is parked until
+another thread wakes it or the virtual clock reaches its deadline.  Because
+nothing ever blocks for real, "every live thread is parked" is observed
+exactly: that is a deadlock unless a parked thread has a deadline, in which
+case the clock jumps to the earliest deadline (autojump).
+
+Vocabulary:
+
+* a *step* is one scheduling point reached by the running thread;
+* a *choice point* is a step at which more than one thread could run; the
+  scheduler's answer is an index into the candidates, ordered so that ``0``
+  means "keep running the current thread" (or, if it cannot run, "the next
+  thread in round-robin order").  Shrinking towards 0 therefore removes
+  preemptions.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+import greenlet
+
+from coordkit import sync
+
+if TYPE_CHECKING:
+    import threading
+
+RUNNABLE = "runnable"
+BLOCKED = "blocked"
+FINISHED = "finished"
+
+# The virtual clock starts at fixed values so that a replay sees the same times.
+MONOTONIC_ORIGIN = 1_000.0
+EPOCH_ORIGIN = 1_700_000_000.0
+
+
+class Kill(BaseException):
+    """Thrown into a controlled thread to end it when its run is over."""
+
+
+class _Terminate(BaseException):
+    """Internal: unwinds the driver when the run ends from inside a thread."""
+
+
+class WatchdogTimeout(BaseException):
+    """Raised asynchronously in a run that exceeded its wall-clock budget."""
+
+
+class TaskGreenlet(greenlet.greenlet):
+    """A greenlet that runs one controlled thread."""
+
+    task: Task
+
+
+@dataclass(eq=False)
+class Task:
+    """One controlled thread of an execution."""
+
+    tid: int
+    name: str
+    daemon: bool
+    target: Callable[[], Any]
+    thread: threading.Thread | None = None
+    glet: TaskGreenlet | None = None
+    state: str = RUNNABLE
+    # What the thread does next (set at each scheduling point) or waits on.
+    op: tuple[str, Any] | None = None
+    waiting_on: str = ""
+    waitlist: list[Task] | None = None
+    deadline: float | None = None
+    timed_out: bool = False
+    exit_waiters: list[Task] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return f"T{self.tid}"
+
+
+@dataclass(frozen=True)
+class Event:
+    """One step of a run: which thread did which operation, and where."""
+
+    step: int
+    tid: int
+    kind: str
+    target: str
+    where: str
+    time: float
+
+
+@dataclass
+class Failure:
+    """What went wrong in a run: ``kind`` is exception, deadlock, step_limit or invariant."""
+
+    kind: str
+    message: str
+    exception: BaseException | None = None
+    thread: str | None = None
+    details: str = ""
+
+
+class Clock:
+    """Virtual time: advances only when every thread is parked (autojump)."""
+
+    __slots__ = ("now",)
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return MONOTONIC_ORIGIN + self.now
+
+    def time(self) -> float:
+        return EPOCH_ORIGIN + self.now
+
+    def deadline(self, timeout: float | None) -> float | None:
+        """The virtual instant ``timeout`` seconds from now (None: no deadline)."""
+        if timeout is None:
+            return None
+        return self.now + max(float(timeout), 0.0)
+
+
+class Chooser:
+    """What an Execution asks at each choice point (a scheduler adapts to this)."""
+
+    def choose(self, execution: Execution, candidates: list[Task]) -> int:  # pragma: no cover
+        raise NotImplementedError
+
+
+_getcurrent = greenlet.getcurrent
+
+
+def current_execution() -> Execution | None:
+    """The execution whose thread is calling, or None outside a controlled run."""
+    g = _getcurrent()
+    if type(g) is TaskGreenlet:
+        ex = g.task_execution
+        if not ex.finished:
+            return ex
+    return None
+
+
+sync.controller = current_execution
+
+
+_PACKAGE_DIR = __file__.rsplit("/", 1)[0] + "/"
+_LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py")
+
+
+def _user_frame(frame: Any) -> Any:
+    """The innermost frame of the user's code (not coordkit's nor the stdlib's sync code)."""
+    f = frame
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_PACKAGE_DIR) and not fn.endswith(_LIBRARY_FILES):
+            return f
+        f = f.f_back
+    return frame
+
+
+def where(frame: Any) -> str:
+    f = _user_frame(frame)
+    if f is None:
+        return "?"
+    return f"{f.f_code.co_filename.rsplit('/', 1)[-1]}:{f.f_lineno} in {f.f_code.co_name}"
+
+
+class Execution:
+    """One controlled run of a program under a given chooser."""
+
+    def __init__(
+        self,
+        chooser: Chooser,
+        *,
+        max_steps: int = 20_000,
+        record: bool = False,
+        caller_thread: threading.Thread | None = None,
+        fail_on_thread_exception: bool = True,
+        line_granularity: bool = False,
+    ) -> None:
+        from coordkit._shims import Shims
+
+        self.chooser = chooser
+        self.max_steps = max_steps
+        self.record = record
+        self.caller_thread = caller_thread
+        self.fail_on_thread_exception = fail_on_thread_exception
+        self.line_granularity = line_granularity
+        self.clock = Clock()
+        self.shims = Shims(self)
+        self.tasks: list[Task] = []
+        self.current: Task | None = None
+        self.steps = 0
+        self.choices: list[tuple[int, int]] = []  # (number of candidates, choice)
+        self.preemptions = 0
+        self.events: list[Event] = []
+        self.failure: Failure | None = None
+        self.finished = False
+        self.killing = False
+        self.leaked: list[str] = []
+        self.chooser_error: BaseException | None = None
+        self.pruned = False
+        self.invariant: Callable[[], Any] | None = None
+        self._in_invariant = False
+        self._stop = False
+        self._nondaemon_alive = 0
+        self._driver: greenlet.greenlet | None = None
+        self._labels: dict[str, int] = {}
+
+    # -- identity ---------------------------------------------------------
+
+    def label(self, kind: str) -> str:
+        """A per-run, deterministic label for a new object (``Lock#2``)."""
+        n = self._labels.get(kind, 0) + 1
+        self._labels[kind] = n
+        return f"{kind}#{n}"
+
+    def current_thread_object(self) -> threading.Thread:
+        task = self.current
+        assert task is not None
+        if task.thread is not None:
+            return task.thread
+        return self.caller_thread or sync.real_current_thread()
+
+    # -- threads ----------------------------------------------------------
+
+    def spawn(self, target: Callable[[], Any], name: str, daemon: bool, thread: Any = None) -> Task:
+        """Create a runnable controlled thread (it runs when the scheduler picks it)."""
+        task = Task(tid=len(self.tasks), name=name, daemon=daemon, target=target, thread=thread)
+        glet = TaskGreenlet(self._task_main, parent=self._driver)
+        glet.task = task
+        glet.task_execution = self
+        task.glet = glet
+        self.tasks.append(task)
+        if not daemon:
+            self._nondaemon_alive += 1
+        return task
+
+    def _task_main(self) -> None:
+        task = self.current
+        assert task is not None
+        if self.line_granularity:
+            self._install_line_tracer()
+        try:
+            task.target()
+        except Kill:
+            pass
+        except (_Terminate, WatchdogTimeout):
+            raise
+        except BaseException as exc:  # a thread died: the program's failure, not ours
+            if self.failure is None and not self.killing and (
+                self.fail_on_thread_exception or task.tid == 0
+            ):
+                self.failure = Failure(
+                    "exception",
+                    f"{type(exc).__name__}: {exc}",
+                    exception=exc,
+                    thread=task.name,
+                    details="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+                )
+        finally:
+            task.state = FINISHED
+            task.op = None
+            if not task.daemon:
+                self._nondaemon_alive -= 1
+            for waiter in task.exit_waiters:
+                self.wake(waiter)
+            task.exit_waiters.clear()
+        # Returning hands control back to the driver, which picks the next thread.
+
+    # -- the run ----------------------------------------------------------
+
+    def run(self, fn: Callable[[], Any]) -> Execution:
+        """Run ``fn`` as thread T0 until every non-daemon thread ends or a failure."""
+        self._driver = _getcurrent()
+        main = self.spawn(fn, "MainThread", daemon=False)
+        try:
+            nxt: Task | None = main
+            while nxt is not None:
+                self.current = nxt
+                assert nxt.glet is not None
+                nxt.glet.switch()
+                if self._stop or self.failure is not None or self._nondaemon_alive == 0:
+                    break
+                # A thread ended (or the run was cut short from inside one).
+                nxt = self._next(self.current)
+        except _Terminate:
+            pass
+        except WatchdogTimeout:
+            if self.failure is None:
+                self.failure = Failure(
+                    "timeout",
+                    "the run exceeded its wall-clock budget: a thread computed for too long "
+                    "without reaching a scheduling point, or blocked outside the scheduler",
+                )
+        finally:
+            self._end()
+        return self
+
+    def _end(self) -> None:
+        """End every thread still alive; nothing started by the run outlives it."""
+        self.killing = True
+        for task in self.tasks:
+            glet = task.glet
+            if glet is None or glet.dead:
+                continue
+            self.current = task
+            if glet:  # started and suspended: unwind it (its finally blocks run)
+                try:
+                    glet.throw(Kill())
+                except BaseException:  # noqa: BLE001 - the thread's own last words
+                    pass
+            if glet and not glet.dead:
+                self.leaked.append(task.name)
+            task.state = FINISHED
+        self.current = None
+        self.finished = True
+
+    def terminate(self, failure: Failure) -> None:
+        """Record ``failure`` and end the run from inside a controlled thread."""
+        if self.failure is None:
+            self.failure = failure
+        self._to_driver()
+
+    def _to_driver(self) -> None:
+        assert self._driver is not None
+        self._stop = True
+        self._driver.switch()
+        # Only a Kill thrown by _end gets us here.
+        raise Kill()
+
+    # -- scheduling -------------------------------------------------------
+
+    def point(self, kind: str, target: Any = None) -> None:
+        """A scheduling point: the current thread is about to do ``kind`` on ``target``."""
+        if self.killing or self._in_invariant:
+            return
+        task = self.current
+        assert task is not None
+        task.op = (kind, target)
+        self.steps += 1
+        if self.record:
+            self._record(task, kind, target)
+        if self.steps > self.max_steps:
+            self.terminate(
+                Failure(
+                    "step_limit",
+                    f"the run took more than {self.max_steps} scheduling steps "
+                    "(a livelock, or raise max_steps)",
+                )
+            )
+        if self.invariant is not None:
+            self._check_invariant(task)
+        nxt = self._next(task)
+        if nxt is not task:
+            self._switch(task, nxt)
+
+    def _check_invariant(self, task: Task) -> None:
+        self._in_invariant = True
+        try:
+            ok = self.invariant()  # type: ignore[misc]
+            problem = None if ok or ok is None else "the invariant returned a false value"
+        except Exception as exc:  # the user's check failed
+            problem = f"{type(exc).__name__}: {exc}"
+            ok = False
+        finally:
+            self._in_invariant = False
+        if problem is not None:
+            self.terminate(
+                Failure("invariant", f"invariant violated at step {self.steps}: {problem}",
+                        thread=task.name)
+            )
+
+    def _record(self, task: Task, kind: str, target: Any) -> None:
+        label = getattr(target, "_ck_label", None) or ("" if target is None else str(target))
+        self.events.append(
+            Event(self.steps, task.tid, kind, label, where(sys._getframe(1)), self.clock.now)
+        )
+
+    def _switch(self, task: Task, nxt: Task | None) -> None:
+        if nxt is None:
+            self._to_driver()
+            return
+        self.current = nxt
+        assert nxt.glet is not None
+        nxt.glet.switch()
+        # Back in ``task``: someone switched to us, or _end threw Kill.
+        if self.killing:
+            raise Kill()
+
+    def _candidates(self, cur: Task | None) -> list[Task]:
+        """Runnable threads, current first, then round-robin by id after it."""
+        tasks = self.tasks
+        n = len(tasks)
+        start = 0 if cur is None else cur.tid
+        out = []
+        for i in range(n):
+            t = tasks[(start + i) % n]
+            if t.state is RUNNABLE:
+                out.append(t)
+        return out
+
+    def _next(self, cur: Task | None) -> Task | None:
+        """Pick the next thread to run, advancing time or failing if none can."""
+        while True:
+            if self._nondaemon_alive == 0:
+                return None
+            cands = self._candidates(cur)
+            if cands:
+                break
+            if not self._fire_earliest_deadline():
+                self._deadlock()
+                self._stop = True
+                return None
+        if len(cands) == 1:
+            return cands[0]
+        try:
+            idx = self.chooser.choose(self, cands)
+        except Exception as exc:  # a replay that diverged, a non-deterministic program
+            self.chooser_error = exc
+            self._stop = True
+            return None
+        if idx < 0:  # the scheduler abandons a run that can only repeat explored work
+            self.pruned = True
+            self._stop = True
+            return None
+        if idx >= len(cands):
+            raise IndexError(f"scheduler chose {idx} of {len(cands)} candidates")
+        self.choices.append((len(cands), idx))
+        chosen = cands[idx]
+        if idx != 0 and cur is not None and cur.state is RUNNABLE:
+            self.preemptions += 1
+        return chosen
+
+    def _fire_earliest_deadline(self) -> bool:
+        deadlines = [t.deadline for t in self.tasks if t.state is BLOCKED and t.deadline is not None]
+        if not deadlines:
+            return False
+        when = min(deadlines)
+        if when > self.clock.now:
+            self.clock.now = when
+        for t in self.tasks:
+            if t.state is BLOCKED and t.deadline is not None and t.deadline <= when:
+                self.wake(t, timed_out=True)
+        return True
+
+    def _deadlock(self) -> None:
+        lines = []
+        for t in self.tasks:
+            if t.state is BLOCKED:
+                frame = t.glet.gr_frame if t.glet is not None else None
+                stack = "".join(traceback.format_stack(frame)) if frame is not None else ""
+                lines.append(
+                    f"  {t.label} {t.name!r} waits on {t.waiting_on} at {where(frame)}\n"
+                    + "".join("      " + ln + "\n" for ln in stack.rstrip().splitlines())
+                )
+        if self.failure is None:
+            self.failure = Failure(
+                "deadlock",
+                "every live thread is blocked: "
+                + ", ".join(f"{t.label} on {t.waiting_on}" for t in self.tasks if t.state is BLOCKED),
+                details="".join(lines),
+            )
+
+    # -- parking ----------------------------------------------------------
+
+    def block(self, waitlist: list[Task] | None, what: str, deadline: float | None = None) -> bool:
+        """Park the current thread on ``waitlist`` until woken or ``deadline``.
+
+        Returns True when woken by another thread, False when the deadline passed.
+        """
+        task = self.current
+        assert task is not None
+        if self.killing:
+            raise Kill()
+        task.state = BLOCKED
+        task.waiting_on = what
+        task.waitlist = waitlist
+        task.deadline = deadline
+        task.timed_out = False
+        if waitlist is not None:
+            waitlist.append(task)
+        if self.record:
+            self._record(task, "block", what)
+        self._switch(task, self._next(task))
+        return not task.timed_out
+
+    def wake(self, task: Task, timed_out: bool = False) -> None:
+        """Make a parked thread runnable again."""
+        if task.state is not BLOCKED:
+            return
+        if task.waitlist is not None:
+            try:
+                task.waitlist.remove(task)
+            except ValueError:
+                pass
+        task.state = RUNNABLE
+        task.waitlist = None
+        task.deadline = None
+        task.waiting_on = ""
+        task.timed_out = timed_out
+
+    def sleep(self, seconds: float) -> None:
+        """Sleep in virtual time: park until the clock has advanced by ``seconds``."""
+        seconds = float(seconds)
+        if seconds < 0:
+            raise ValueError("sleep length must be non-negative")
+        self.point("sleep", None)
+        if seconds > 0:
+            self.block(None, f"sleep({seconds:g})", self.clock.now + seconds)
+
+    # -- line granularity ---------------------------------------------------
+
+    def _install_line_tracer(self) -> None:
+        from coordkit._lines import install
+
+        install(self)

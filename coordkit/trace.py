@@ -1,0 +1,168 @@
+"""Schedules as data: a versioned, printable, copy-pasteable encoding, and a text rendering.
+
+A schedule is the list of answers given at the choice points of a run, each
+stored with the number of candidates there was, so that a replay can tell
+exactly where a changed program stops matching.  It counts scheduling points,
+never bytecodes, so the same string replays on every supported CPython.
+
+The string form is ``ck1_<payload>_<check>``: ``ck1`` names format version 1,
+the payload is base32 (lowercase, no padding) of a run-length coded varint
+stream of ``(candidates, choice, repeat)`` triples, and the check is the first
+32 bits of the payload's CRC-32 in base32.  Only ``[a-z0-9_]`` appears, so a
+double-click selects the whole trace.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from coordkit.errors import TraceFormatError
+
+__all__ = ["Schedule", "render_table"]
+
+_PREFIX = "ck1"
+
+
+def _varint(n: int, out: bytearray) -> None:
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return
+
+
+def _read_varints(data: bytes) -> list[int]:
+    values, n, shift = [], 0, 0
+    for b in data:
+        n |= (b & 0x7F) << shift
+        if b & 0x80:
+            shift += 7
+            if shift > 63:
+                raise TraceFormatError("corrupt trace: a number in the payload is too long")
+        else:
+            values.append(n)
+            n, shift = 0, 0
+    if shift:
+        raise TraceFormatError("corrupt trace: the payload ends in the middle of a number")
+    return values
+
+
+def _b32(data: bytes) -> str:
+    return base64.b32encode(data).decode("ascii").rstrip("=").lower()
+
+
+def _unb32(text: str) -> bytes:
+    pad = "=" * (-len(text) % 8)
+    try:
+        return base64.b32decode(text.upper() + pad)
+    except (binascii.Error, ValueError) as exc:
+        raise TraceFormatError(f"corrupt trace: payload is not base32 ({exc})") from None
+
+
+def _check(payload: bytes) -> str:
+    return _b32((binascii.crc32(payload) & 0xFFFFFFFF).to_bytes(4, "big"))
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The choices of one run: ``(number of candidates, index chosen)`` per choice point."""
+
+    choices: tuple[tuple[int, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        for i, (n, c) in enumerate(self.choices):
+            if n < 2 or not 0 <= c < n:
+                raise TraceFormatError(
+                    f"choice {i} is {c} of {n} candidates: a choice point has at least "
+                    "2 candidates and the choice is an index below that number"
+                )
+
+    @property
+    def preemptions(self) -> int:
+        """An upper bound on context switches: the choices that are not 0."""
+        return sum(1 for _, c in self.choices if c)
+
+    def encode(self) -> str:
+        """The trace string (``ck1_...``)."""
+        out = bytearray()
+        i, choices = 0, self.choices
+        while i < len(choices):
+            j = i
+            while j + 1 < len(choices) and choices[j + 1] == choices[i]:
+                j += 1
+            n, c = choices[i]
+            _varint(n, out)
+            _varint(c, out)
+            _varint(j - i + 1, out)
+            i = j + 1
+        payload = bytes(out)
+        return f"{_PREFIX}_{_b32(payload)}_{_check(payload)}"
+
+    @classmethod
+    def decode(cls, text: str) -> Schedule:
+        """Parse a trace string, rejecting a corrupt or unknown one with ``TraceFormatError``."""
+        if not isinstance(text, str):
+            raise TraceFormatError(f"a trace is a string, got {type(text).__name__}: {text!r}")
+        text = text.strip()
+        parts = text.split("_")
+        if len(parts) != 3:
+            raise TraceFormatError(
+                f"not a coordkit trace: {text[:40]!r} (expected 'ck1_<payload>_<check>')"
+            )
+        version, body, check = parts
+        if version != _PREFIX:
+            raise TraceFormatError(
+                f"unknown trace format version {version!r}; this coordkit reads {_PREFIX!r}"
+            )
+        payload = _unb32(body)
+        if _check(payload) != check:
+            raise TraceFormatError(
+                "corrupt trace: the check does not match the payload (was it truncated or edited?)"
+            )
+        values = _read_varints(payload)
+        if len(values) % 3:
+            raise TraceFormatError("corrupt trace: the payload is not a whole number of entries")
+        choices: list[tuple[int, int]] = []
+        for k in range(0, len(values), 3):
+            n, c, repeat = values[k : k + 3]
+            if repeat < 1:
+                raise TraceFormatError("corrupt trace: an entry repeats zero times")
+            choices.extend([(n, c)] * repeat)
+        return cls(tuple(choices))
+
+    @classmethod
+    def from_choices(cls, choices: Iterable[tuple[int, int]]) -> Schedule:
+        return cls(tuple((int(n), int(c)) for n, c in choices))
+
+    def __str__(self) -> str:
+        return self.encode()
+
+
+def render_table(events: Sequence, thread_names: Sequence[str], *, failing_step: int | None = None,
+                 width: int = 34) -> str:
+    """Draw a run as a table: one row per step, one column per thread.
+
+    Each cell shows the operation and the source line of the user's code that did it.
+    """
+    ntask = len(thread_names)
+    header = ["step"] + [f"T{i} {name}"[:width] for i, name in enumerate(thread_names)]
+    rows = [header]
+    for ev in events:
+        cells = [""] * ntask
+        text = f"{ev.kind} {ev.target}".strip()
+        cells[ev.tid] = f"{text} @ {ev.where.split(' in ')[0]}"[:width]
+        mark = ">" if failing_step is not None and ev.step == failing_step else " "
+        rows.append([f"{mark}{ev.step}"] + cells)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = []
+    for k, r in enumerate(rows):
+        lines.append(" | ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+        if k == 0:
+            lines.append("-+-".join("-" * w for w in widths))
+    return "\n".join(lines)
