@@ -324,6 +324,10 @@ class Execution:
             task.state = FINISHED
         self.current = None
         self.finished = True
+        if self.line_granularity:
+            from coordkit._lines import uninstall
+
+            uninstall()
 
     def terminate(self, failure: Failure) -> None:
         """Record ``failure`` and end the run from inside a controlled thread."""

@@ -177,7 +177,7 @@ class _Worker:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(
             ctypes.c_ulong(ident), ctypes.py_object(WatchdogTimeout)
         )
-        if self._done.acquire(timeout=5.0):
+        if self._done.acquire(timeout=max(1.0, min(timeout, 5.0))):
             return self._finish()
         frame = sys._current_frames().get(ident)
         stack = "".join(traceback.format_stack(frame)) if frame is not None else "(no stack)"
@@ -318,6 +318,25 @@ def _shrink(session: _Session, fn: Callable[[], Any], failure: Failure, choices:
                 candidate = best[:i] + [0] + best[i + 1 :]
                 if fails(candidate):
                     best, improved = candidate, True
+        # Move a preemption elsewhere while dropping another: finds schedules the
+        # local passes cannot reach because both changes are needed at once.
+        nonzero = [i for i, c in enumerate(best) if c]
+        if len(nonzero) > 1:
+            for i in nonzero:
+                if improved or not budget_left():
+                    break
+                for j in range(len(best) + 8):
+                    if j == i or not budget_left():
+                        continue
+                    candidate = [0 if k == i else c for k, c in enumerate(best)]
+                    candidate += [0] * (j + 1 - len(candidate))
+                    for k in nonzero:
+                        if k != i and k != j:
+                            candidate[k] = 0
+                    candidate[j] = candidate[j] or best[i]
+                    if sum(1 for c in candidate if c) < len(nonzero) and fails(candidate):
+                        best, improved = candidate, True
+                        break
         # Smaller values.
         for i in range(len(best)):
             if not budget_left():

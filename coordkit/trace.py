@@ -155,7 +155,7 @@ def render_table(events: Sequence, thread_names: Sequence[str], *, failing_step:
     rows = [header]
     for ev in events:
         cells = [""] * ntask
-        text = f"{ev.kind} {ev.target}".strip()
+        text = f"blocks on {ev.target}" if ev.kind == "block" else f"{ev.kind} {ev.target}".strip()
         cells[ev.tid] = f"{text} @ {ev.where.split(' in ')[0]}"[:width]
         mark = ">" if failing_step is not None and ev.step == failing_step else " "
         rows.append([f"{mark}{ev.step}"] + cells)
