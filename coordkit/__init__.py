@@ -37,6 +37,16 @@ from coordkit.queue_runner import (  # isort: skip
     start_queue_runners,
 )
 # -- scheduler (explore.py, schedulers.py, trace.py) --
+from coordkit.explore import Choices, ExploreResult, FoundFailure, RunReport, explore, replay  # isort: skip
+from coordkit.interleavings import InterleavingFailure, interleavings  # isort: skip
+from coordkit.schedulers import (  # isort: skip
+    DFSScheduler,
+    PCTScheduler,
+    RandomScheduler,
+    ReplayScheduler,
+    Scheduler,
+)
+from coordkit.trace import Schedule  # isort: skip
 
 __version__ = "0.1.0"
 
@@ -67,4 +77,28 @@ __all__ = [
     "queue_runner_scope",
     "start_queue_runners",
     # -- scheduler names --
+    "Choices",
+    "DFSScheduler",
+    "ExploreResult",
+    "FoundFailure",
+    "InterleavingFailure",
+    "PCTScheduler",
+    "RandomScheduler",
+    "ReplayScheduler",
+    "RunReport",
+    "Schedule",
+    "Scheduler",
+    "explore",
+    "interleavings",
+    "replay",
+    "schedules",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # Hypothesis is imported only by those who ask for its strategies.
+    if name == "schedules":
+        from coordkit.strategies import schedules
+
+        return schedules
+    raise AttributeError(f"module 'coordkit' has no attribute {name!r}")

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import greenlet
 
@@ -317,7 +318,7 @@ class Execution:
             if glet:  # started and suspended: unwind it (its finally blocks run)
                 try:
                     glet.throw(Kill())
-                except BaseException:  # noqa: BLE001 - the thread's own last words
+                except BaseException:
                     pass
             if glet and not glet.dead:
                 self.leaked.append(task.name)

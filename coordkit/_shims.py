@@ -20,7 +20,8 @@ import collections
 import queue as _queue
 import threading
 import time as _time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from coordkit import sync
 from coordkit._runtime import FINISHED, Kill, current_execution

@@ -161,7 +161,7 @@ class _Worker:
                     return
                 try:
                     self._result, self._error = job(), None
-                except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                except BaseException as exc:
                     self._result, self._error = None, exc
                 self._done.release()
             except WatchdogTimeout:  # arrived just after the job ended

@@ -1,1 +1,88 @@
-"""pytest integration (entry point ``pytest11``); filled in with the scheduler."""
+"""pytest integration, registered through the ``pytest11`` entry point.
+
+Three ways to explore a test's interleavings:
+
+* the decorator ``@coordkit.interleavings(max_schedules=..., strategy=..., seed=...)``;
+* the marker ``@pytest.mark.coordkit(...)`` with the same keywords;
+* the fixture ``coordkit_explore``: ``coordkit_explore(fn, **options)`` explores ``fn``.
+
+A failing exploration fails the test with the shrunk interleaving, its trace and
+the one line that replays it.  Command-line options set the defaults:
+``--coordkit-seed`` (an int, or ``random``; by default a seed derived from the
+test's id so a run is reproducible), ``--coordkit-strategy``,
+``--coordkit-max-schedules`` and ``--coordkit-time-budget``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from coordkit.interleavings import _defaults, _explore_or_fail, set_current_test
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("coordkit", "coordkit interleaving exploration")
+    group.addoption("--coordkit-seed", default=None,
+                    help="seed for explored tests: an int, or 'random' (default: from the test id)")
+    group.addoption("--coordkit-strategy", default=None,
+                    help="exploration strategy: pct, random, dfs or hypothesis")
+    group.addoption("--coordkit-max-schedules", type=int, default=None,
+                    help="schedules to explore per test")
+    group.addoption("--coordkit-time-budget", type=float, default=None,
+                    help="wall-clock seconds to explore per test")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "coordkit(**options): run the test body under coordkit.explore(**options)"
+    )
+    seed = config.getoption("--coordkit-seed")
+    if seed not in (None, "random"):
+        try:
+            seed = int(seed)
+        except ValueError:
+            raise pytest.UsageError(f"--coordkit-seed must be an int or 'random', got {seed!r}") from None
+    _defaults.update(
+        seed=seed,
+        strategy=config.getoption("--coordkit-strategy"),
+        max_schedules=config.getoption("--coordkit-max-schedules"),
+        time_budget=config.getoption("--coordkit-time-budget"),
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    set_current_test(item.nodeid)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
+    marker = pyfuncitem.get_closest_marker("coordkit")
+    if marker is None:
+        yield
+        return
+    if marker.args:
+        raise pytest.UsageError("@pytest.mark.coordkit takes keyword options only")
+    original = pyfuncitem.obj
+    names = pyfuncitem._fixtureinfo.argnames
+    kwargs = {name: pyfuncitem.funcargs[name] for name in names}
+    _explore_or_fail(lambda: original(**kwargs), pyfuncitem.nodeid, dict(marker.kwargs))
+    # The exploration ran the test; give pytest a no-op in its place.
+    pyfuncitem.obj = lambda **_: None
+    try:
+        yield
+    finally:
+        pyfuncitem.obj = original
+
+
+@pytest.fixture
+def coordkit_explore(request: pytest.FixtureRequest) -> Callable[..., Any]:
+    """``coordkit_explore(fn, **options)``: explore ``fn``; fail the test on a failing schedule."""
+
+    def run(fn: Callable[[], Any], **options: Any) -> Any:
+        return _explore_or_fail(fn, request.node.nodeid, options)
+
+    return run
