@@ -27,6 +27,14 @@ from coordkit.errors import (
 # -- coordinator (coordinator.py) --
 from coordkit.coordinator import Coordinator, LooperThread  # isort: skip
 # -- queues (queues.py) --
+from coordkit.queues import (  # isort: skip
+    FIFOQueue,
+    PaddingFIFOQueue,
+    PriorityQueue,
+    QueueBase,
+    QueueStatistics,
+    RandomShuffleQueue,
+)
 # -- queue runner (queue_runner.py) --
 from coordkit.queue_runner import (  # isort: skip
     QueueRunner,
@@ -69,6 +77,12 @@ __all__ = [
     "Coordinator",
     "LooperThread",
     # -- queue names --
+    "FIFOQueue",
+    "PaddingFIFOQueue",
+    "PriorityQueue",
+    "QueueBase",
+    "QueueStatistics",
+    "RandomShuffleQueue",
     # -- queue runner names --
     "QueueRunner",
     "QueueRunnerRegistry",
