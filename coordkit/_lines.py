@@ -46,9 +46,30 @@ def is_user_code(code: Any) -> bool:
     return known
 
 
+if sys.version_info >= (3, 11):
+    import ctypes
+
+    _get_tstate = ctypes.pythonapi.PyThreadState_Get
+    _get_tstate.restype = ctypes.c_void_p
+    _leave_tracing = ctypes.pythonapi.PyThreadState_LeaveTracing
+    _leave_tracing.argtypes = [ctypes.c_void_p]
+    _enter_tracing = ctypes.pythonapi.PyThreadState_EnterTracing
+    _enter_tracing.argtypes = [ctypes.c_void_p]
+    SUPPORTED = True
+else:
+    SUPPORTED = False
+
+
 def _on_line(ex: Execution) -> None:
     if ex.line_granularity and not ex.killing:
-        ex.point("line", None)
+        # CPython turns tracing off while a trace or monitoring callback runs. A switch
+        # to another thread from in here would leave that thread untraced, so leave the
+        # "inside a callback" state for the duration of the scheduling point.
+        _leave_tracing(_get_tstate())
+        try:
+            ex.point("line", None)
+        finally:
+            _enter_tracing(_get_tstate())
 
 
 if sys.version_info >= (3, 12):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import _thread
 import collections
 import queue as _queue
+import sys
 import threading
 import time as _time
 from collections.abc import Callable
@@ -577,6 +578,26 @@ def _patched_sync_factories() -> _Patch:
     return _Patch(_SYNC_PATCHES)
 
 
+def _aliases_of_time_functions() -> list[tuple[Any, str, Any]]:
+    """Patches for modules that imported a time function by name (``from time import
+    monotonic``): their global would otherwise keep the real clock."""
+    replacements = {
+        id(getattr(_time, name)): value for obj, name, value in _PATCHES if obj is _time
+    }
+    patches = []
+    for modname, module in list(sys.modules.items()):
+        if module is None or modname == "time" or modname.split(".")[0] == "coordkit":
+            continue
+        try:
+            namespace = vars(module)
+        except TypeError:
+            continue
+        for attr, value in list(namespace.items()):
+            if callable(value) and id(value) in replacements:
+                patches.append((module, attr, replacements[id(value)]))
+    return patches
+
+
 class StdlibPatch:
     """Patch ``threading``, ``queue`` and ``time`` for the duration of an exploration.
 
@@ -588,18 +609,22 @@ class StdlibPatch:
 
     def __init__(self) -> None:
         self._patch = _Patch(_PATCHES)
-        self._counter: Any = None
+        self._aliases: _Patch | None = None
 
     def __enter__(self) -> StdlibPatch:
         if StdlibPatch._active:
             raise RuntimeError("coordkit explorations cannot be nested")
         StdlibPatch._active = True
         install_thread_hooks()
+        self._aliases = _Patch(_aliases_of_time_functions())
+        self._aliases.__enter__()
         self._patch.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._patch.__exit__()
+        if self._aliases is not None:
+            self._aliases.__exit__()
         StdlibPatch._active = False
 
 

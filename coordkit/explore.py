@@ -375,6 +375,14 @@ def _options(fn: Any, max_steps: int, run_timeout: float, granularity: str,
     _check_positive("run_timeout", run_timeout, integer=False)
     if granularity not in GRANULARITIES:
         raise ValueError(f"granularity must be one of {GRANULARITIES}, got {granularity!r}")
+    if granularity == "line":
+        from coordkit._lines import SUPPORTED
+
+        if not SUPPORTED:
+            raise NotImplementedError(
+                "granularity='line' needs Python 3.11 or newer (it switches threads from inside "
+                "trace callbacks, which needs PyThreadState_LeaveTracing)"
+            )
     if invariant is not None and not callable(invariant):
         raise TypeError(f"invariant must be a callable or None, got {invariant!r}")
     return _Options(max_steps, float(run_timeout), granularity, invariant,

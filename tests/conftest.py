@@ -31,3 +31,5 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("default")
+
+pytest_plugins = ["pytester"]

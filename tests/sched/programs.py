@@ -1,0 +1,189 @@
+"""Small threaded programs, buggy and correct, written as users write them: plain
+``threading``, ``queue`` and ``time``, nothing from coordkit."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+
+def lost_update() -> None:
+    """Two threads read-modify-write a shared counter without a lock."""
+    box = [0]
+
+    def inc() -> None:
+        v = box[0]
+        box[0] = v + 1
+
+    threads = [threading.Thread(target=inc) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert box[0] == 2, f"lost update: counter is {box[0]}"
+
+
+def locked_counter(nthreads: int = 3, increments: int = 3) -> None:
+    """The correct counter: every increment under one lock."""
+    box = [0]
+    lock = threading.Lock()
+
+    def inc() -> None:
+        for _ in range(increments):
+            with lock:
+                box[0] += 1
+
+    threads = [threading.Thread(target=inc) for _ in range(nthreads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert box[0] == nthreads * increments
+
+
+def lock_order_deadlock() -> None:
+    """Two threads take two locks in opposite orders."""
+    a, b = threading.Lock(), threading.Lock()
+
+    def ab() -> None:
+        with a, b:
+            pass
+
+    def ba() -> None:
+        with b, a:
+            pass
+
+    t1, t2 = threading.Thread(target=ab), threading.Thread(target=ba)
+    t1.start()
+    t2.start()
+    t1.join()
+    t2.join()
+
+
+class ClosableQueue:
+    """A hand-written closable queue on a Condition; ``notify_on_close`` fixes the bug."""
+
+    def __init__(self, notify_on_close: bool) -> None:
+        self.items: list[int] = []
+        self.closed = False
+        self.cond = threading.Condition()
+        self.notify_on_close = notify_on_close
+
+    def put(self, item: int) -> None:
+        with self.cond:
+            self.items.append(item)
+            self.cond.notify()
+
+    def get(self) -> int | None:
+        with self.cond:
+            while not self.items and not self.closed:
+                self.cond.wait()
+            return self.items.pop(0) if self.items else None
+
+    def close(self) -> None:
+        with self.cond:
+            self.closed = True
+            if self.notify_on_close:
+                self.cond.notify_all()
+
+
+def _closable_queue_program(notify_on_close: bool) -> None:
+    q = ClosableQueue(notify_on_close)
+    got: list[int] = []
+
+    def consumer() -> None:
+        while (item := q.get()) is not None:
+            got.append(item)
+
+    c = threading.Thread(target=consumer)
+    c.start()
+    q.put(1)
+    q.close()
+    c.join()
+    assert got == [1]
+
+
+def missed_notify() -> None:
+    """close() sets the flag but never notifies: a consumer already waiting sleeps for ever."""
+    _closable_queue_program(notify_on_close=False)
+
+
+def notify_on_close() -> None:
+    """The fixed version of ``missed_notify``."""
+    _closable_queue_program(notify_on_close=True)
+
+
+def check_then_act() -> None:
+    """Two consumers check ``empty()`` and then ``get()``: one item, so one blocks for ever."""
+    q: queue.Queue[int] = queue.Queue()
+    q.put(1)
+
+    def consumer() -> None:
+        if not q.empty():
+            q.get()
+
+    threads = [threading.Thread(target=consumer) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def get_nowait_consumers() -> None:
+    """The fixed version of ``check_then_act``."""
+    q: queue.Queue[int] = queue.Queue()
+    q.put(1)
+    taken: list[int] = []
+
+    def consumer() -> None:
+        try:
+            taken.append(q.get_nowait())
+        except queue.Empty:
+            pass
+
+    threads = [threading.Thread(target=consumer) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert taken == [1]
+
+
+def producer_consumer_with_sentinel() -> None:
+    """A bounded queue.Queue pipeline, shut down with a sentinel: correct."""
+    q: queue.Queue[int | None] = queue.Queue(maxsize=1)
+    out: list[int] = []
+
+    def producer() -> None:
+        for i in range(3):
+            q.put(i)
+        q.put(None)
+
+    def consumer() -> None:
+        while (item := q.get()) is not None:
+            out.append(item)
+
+    threads = [threading.Thread(target=producer), threading.Thread(target=consumer)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert out == [0, 1, 2]
+
+
+def sleeper_and_waiter() -> None:
+    """Timed waits in virtual time: a sleeper sets an event after 5 s; the waiter polls."""
+    ev = threading.Event()
+    polls: list[bool] = []
+
+    def sleeper() -> None:
+        time.sleep(5)
+        ev.set()
+
+    t = threading.Thread(target=sleeper)
+    t.start()
+    while not ev.wait(timeout=2):
+        polls.append(False)
+    t.join()
+    assert polls == [False, False], polls

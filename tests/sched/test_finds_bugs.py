@@ -1,0 +1,123 @@
+"""Known bugs the scheduler must find, and correct programs it must pass (SCHED-10, SCHED-15)."""
+
+from __future__ import annotations
+
+import pytest
+
+import coordkit
+from tests.sched import programs
+
+STRATEGIES = ["pct", "random", "dfs", "hypothesis"]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_lost_update_found_at_line_granularity(strategy):
+    # SCHED-2 (line granularity), SCHED-10 exception, SCHED-15
+    result = coordkit.explore(
+        programs.lost_update, strategy=strategy, seed=1, max_schedules=300, granularity="line"
+    )
+    assert result.failure is not None
+    assert result.failure.kind == "exception"
+    assert isinstance(result.failure.exception, AssertionError)
+    assert "lost update" in str(result.failure.exception)
+
+
+def test_lost_update_invisible_without_line_granularity():
+    # SCHED-2: without line granularity a thread runs from one sync operation to the next
+    # atomically, so a race with no synchronisation in between cannot show up.
+    result = coordkit.explore(programs.lost_update, strategy="dfs", max_preemptions=None)
+    assert result.failure is None
+    assert result.exhausted
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_lock_order_deadlock_found(strategy):
+    # SCHED-10 deadlock, SCHED-11 the report names what each thread waits on
+    result = coordkit.explore(programs.lock_order_deadlock, strategy=strategy, seed=2, max_schedules=300)
+    failure = result.failure
+    assert failure is not None and failure.kind == "deadlock"
+    assert "Lock#1 held by" in failure.details and "Lock#2 held by" in failure.details
+    assert "with a, b" in failure.details or "with b, a" in failure.details  # the stacks
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_missed_notify_found(strategy):
+    # SCHED-10 deadlock through a Condition that is never notified
+    result = coordkit.explore(programs.missed_notify, strategy=strategy, seed=3, max_schedules=300)
+    assert result.failure is not None and result.failure.kind == "deadlock"
+    assert "Condition#1.wait" in result.failure.message
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_check_then_act_on_stdlib_queue_found(strategy):
+    # SCHED-3: queue.Queue created inside the run is controlled; SCHED-10 deadlock
+    result = coordkit.explore(programs.check_then_act, strategy=strategy, seed=4, max_schedules=300)
+    assert result.failure is not None and result.failure.kind == "deadlock"
+
+
+@pytest.mark.parametrize("strategy", ["pct", "random", "dfs"])
+@pytest.mark.parametrize(
+    "program",
+    [
+        programs.locked_counter,
+        programs.notify_on_close,
+        programs.get_nowait_consumers,
+        programs.producer_consumer_with_sentinel,
+        programs.sleeper_and_waiter,
+    ],
+)
+def test_correct_programs_pass(strategy, program):
+    # SCHED-10: a run passes when every non-daemon thread has finished
+    result = coordkit.explore(program, strategy=strategy, seed=5, max_schedules=200)
+    assert result.failure is None, str(result.failure)
+    assert result.schedules_run >= 1
+
+
+def test_dfs_exhausts_a_small_space():
+    # SCHED-15: the bounded space is covered and reported as exhausted
+    result = coordkit.explore(
+        lambda: programs.locked_counter(2, 1), strategy="dfs", max_preemptions=None, max_schedules=10_000
+    )
+    assert result.failure is None
+    assert result.exhausted
+
+
+def test_sleep_sets_prune_without_losing_bugs():
+    # SCHED-15: sleep sets explore fewer schedules and still find the deadlock
+    def count(sleep_sets: bool, program) -> tuple[int, bool]:
+        scheduler = coordkit.DFSScheduler(max_preemptions=None, sleep_sets=sleep_sets)
+        result = coordkit.explore(program, strategy=scheduler, max_schedules=20_000, shrink=False)
+        return result.schedules_run, result.failure is not None
+
+    def independent_locks() -> None:
+        import threading
+
+        locks = [threading.Lock() for _ in range(2)]
+
+        def work(lock):
+            for _ in range(2):
+                with lock:
+                    pass
+
+        ts = [threading.Thread(target=work, args=(lock,)) for lock in locks]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+
+    with_sleep, _ = count(True, independent_locks)
+    without_sleep, _ = count(False, independent_locks)
+    assert with_sleep < without_sleep
+    assert count(True, programs.lock_order_deadlock)[1]
+
+
+def test_dfs_preemption_bound_limits_the_space():
+    # SCHED-15: a smaller preemption bound explores fewer schedules
+    runs = []
+    for bound in (0, 1, 2):
+        result = coordkit.explore(
+            programs.locked_counter, strategy="dfs", max_preemptions=bound, max_schedules=50_000
+        )
+        assert result.failure is None and result.exhausted
+        runs.append(result.schedules_run)
+    assert runs[0] < runs[1] < runs[2]

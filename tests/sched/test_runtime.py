@@ -1,0 +1,500 @@
+"""The controlled runtime: what is controlled, virtual time, ending runs (SCHED-1..13)."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+import pytest
+
+import coordkit
+from coordkit import _shims
+
+
+def run_once(fn, **kwargs):
+    """Run ``fn`` under one schedule and return what it returned (via a box)."""
+    box = {}
+
+    def body():
+        box["value"] = fn()
+
+    coordkit.replay(body, [], strict=False, **kwargs)
+    return box.get("value")
+
+
+def test_one_thread_at_a_time():
+    # SCHED-1: code between two scheduling points runs without interruption, so a region
+    # with no synchronisation in it is never entered by two threads at once...
+    inside = [0]
+    seen = []
+    lock = []
+
+    def program():
+        lock[:] = [threading.Lock()]
+
+        def work():
+            for _ in range(3):
+                with lock[0]:
+                    pass
+                inside[0] += 1
+                seen.append(inside[0])
+                inside[0] -= 1
+
+        ts = [threading.Thread(target=work) for _ in range(3)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+
+    result = coordkit.explore(program, seed=1, max_schedules=100, invariant=lambda: inside[0] == 0)
+    assert result.failure is None
+    assert max(seen) == 1
+    # ...while with a scheduling point at every line, the scheduler does switch inside it.
+    result = coordkit.explore(program, seed=1, max_schedules=100, granularity="line",
+                              invariant=lambda: inside[0] <= 1)
+    assert result.failure is not None and result.failure.kind == "invariant"
+
+
+def test_stdlib_objects_made_inside_are_controlled():
+    # SCHED-3
+    def program():
+        objs = {
+            "Lock": threading.Lock(),
+            "RLock": threading.RLock(),
+            "Condition": threading.Condition(),
+            "Event": threading.Event(),
+            "Semaphore": threading.Semaphore(),
+            "BoundedSemaphore": threading.BoundedSemaphore(),
+            "SimpleQueue": queue.SimpleQueue(),
+        }
+        q = queue.Queue()
+        return {k: type(v).__module__ for k, v in objs.items()}, type(q.mutex).__module__
+
+    kinds, queue_lock = run_once(program)
+    assert set(kinds.values()) == {"coordkit._shims"}
+    assert queue_lock == "coordkit._shims"
+
+
+def test_objects_made_outside_escape_and_stay_real():
+    # SCHED-4: an Event made before the run is a real one; non-blocking use works
+    ev = threading.Event()
+    assert run_once(lambda: (ev.set(), type(ev).__module__)[1]) == "threading"
+    assert ev.is_set()
+    assert type(threading.Lock()).__module__ != "coordkit._shims"  # patch undone
+
+
+def test_coordkit_sync_seam_follows_the_run():
+    # SCHED-3: coordkit's own primitives take their locks from coordkit.sync
+    from coordkit import sync
+
+    assert type(sync.Lock()).__module__ != "coordkit._shims"
+    assert run_once(lambda: type(sync.Lock()).__module__) == "coordkit._shims"
+
+
+def test_thread_subclasses_are_controlled():
+    # SCHED-3: a Thread subclass defined outside the run is scheduled too
+    class Worker(threading.Thread):
+        def __init__(self, out):
+            super().__init__(name="worker")
+            self.out = out
+
+        def run(self):
+            self.out.append(threading.current_thread().name)
+
+    def program():
+        out = []
+        w = Worker(out)
+        w.start()
+        w.join()
+        assert not w.is_alive()
+        return out
+
+    assert run_once(program) == ["worker"]
+
+
+def test_virtual_time_costs_no_wall_time():
+    # SCHED-8
+    def program():
+        t0, w0 = time.monotonic(), time.time()
+        time.sleep(3600)
+        ev = threading.Event()
+        assert ev.wait(timeout=120) is False
+        q = queue.Queue()
+        with pytest.raises(queue.Empty):
+            q.get(timeout=2)
+        return time.monotonic() - t0, time.time() - w0
+
+    started = time.perf_counter()
+    elapsed = run_once(program)
+    assert elapsed == (3722.0, 3722.0)
+    assert time.perf_counter() - started < 5
+
+
+def test_virtual_clock_starts_at_the_same_value_in_every_run():
+    # SCHED-8
+    assert run_once(lambda: time.monotonic()) == run_once(lambda: time.monotonic())
+
+
+def test_time_functions_imported_by_name_are_virtual_too():
+    # SCHED-3: ``from time import monotonic`` style aliases are patched for the run
+    from tests.sched import clock_alias
+
+    assert run_once(clock_alias.sleep_and_measure) == 7.0
+    assert clock_alias.monotonic is time.monotonic  # restored afterwards
+
+
+def test_timeouts_fire_last():
+    # SCHED-9: the waiter's timeout can only fire once the worker is parked or done
+    def program():
+        ev = threading.Event()
+
+        def worker():
+            lock = threading.Lock()
+            for _ in range(20):
+                with lock:
+                    pass
+            ev.set()
+
+        t = threading.Thread(target=worker)
+        t.start()
+        assert ev.wait(timeout=0.001), "timed out although the worker never waited"
+        t.join()
+
+    result = coordkit.explore(program, seed=1, max_schedules=200)
+    assert result.failure is None
+
+
+def test_earliest_deadline_first():
+    # SCHED-8: the clock jumps to the earliest deadline, waking that thread only
+    def program():
+        order = []
+
+        def sleeper(seconds):
+            time.sleep(seconds)
+            order.append(seconds)
+
+        ts = [threading.Thread(target=sleeper, args=(s,)) for s in (3, 1, 2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return order
+
+    assert run_once(program) == [1, 2, 3]
+
+
+def test_coordinator_join_with_long_grace_finishes_in_wall_milliseconds():
+    # SCHED-8: a 120 s grace period with a stuck thread costs virtual time only
+    def program():
+        coord = coordkit.Coordinator()
+        never = threading.Event()
+        t = threading.Thread(target=never.wait, daemon=True)
+        coord.register_thread(t)
+        t.start()
+        coord.request_stop()
+        t0 = time.monotonic()
+        with pytest.raises(RuntimeError, match="threads still running"):
+            coord.join(stop_grace_period_secs=120)
+        return time.monotonic() - t0
+
+    started = time.perf_counter()
+    assert run_once(program) >= 120
+    assert time.perf_counter() - started < 2
+
+
+def test_step_limit_reports_a_livelock():
+    # SCHED-10 step_limit
+    def program():
+        flag = threading.Event()
+        while not flag.is_set():
+            time.sleep(0)
+
+    result = coordkit.explore(program, max_steps=100, max_schedules=5, seed=1)
+    assert result.failure.kind == "step_limit"
+    assert "more than 100 scheduling steps" in result.failure.message
+
+
+def test_invariant_failure():
+    # SCHED-10 invariant
+    state = {"balance": 0}
+
+    def program():
+        state["balance"] = 0
+        lock = threading.Lock()
+
+        def transfer():
+            with lock:
+                state["balance"] -= 10
+            with lock:
+                state["balance"] += 10
+
+        ts = [threading.Thread(target=transfer) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+
+    result = coordkit.explore(program, invariant=lambda: state["balance"] >= -10, seed=1)
+    assert result.failure.kind == "invariant"
+    with pytest.raises(AssertionError, match="invariant violated"):
+        coordkit.replay(program, result.failure.trace, invariant=lambda: state["balance"] >= -10)
+
+
+def test_thread_exceptions_can_be_allowed():
+    # SCHED-10: fail_on_thread_exception=False lets a thread die without failing the run
+    def program():
+        t = threading.Thread(target=lambda: 1 / 0)
+        t.start()
+        t.join()
+
+    assert coordkit.explore(program, seed=1, max_schedules=3).failure.kind == "exception"
+    assert coordkit.explore(program, seed=1, max_schedules=3, fail_on_thread_exception=False).ok
+
+
+def test_parked_daemon_threads_are_not_a_deadlock():
+    # SCHED-10: the run passes once the non-daemon threads are done
+    def program():
+        threading.Thread(target=threading.Event().wait, daemon=True).start()
+
+    assert coordkit.explore(program, seed=1, max_schedules=5).ok
+
+
+def test_watchdog_interrupts_a_busy_loop():
+    # SCHED-12: computation without scheduling points is interrupted by the wall-clock budget
+    def program():
+        while True:
+            pass
+
+    started = time.perf_counter()
+    result = coordkit.explore(program, max_schedules=1, run_timeout=0.5, seed=1)
+    assert result.failure.kind == "timeout"
+    assert time.perf_counter() - started < 10
+
+
+def test_watchdog_abandons_a_run_blocked_outside_the_scheduler():
+    # SCHED-12, SCHED-4: a real lock made outside the run blocks for real
+    outside = threading.Lock()
+    outside.acquire()
+    try:
+        result = coordkit.explore(outside.acquire, max_schedules=1, run_timeout=0.3, seed=1)
+        assert result.failure.kind == "timeout"
+        assert "blocked outside the scheduler" in result.failure.message
+        assert "outside.acquire" not in result.failure.details or "test_runtime" in result.failure.details
+    finally:
+        outside.release()  # lets the abandoned worker finish
+
+
+def test_no_thread_outlives_a_run_and_finally_blocks_run():
+    # SCHED-13
+    cleaned, started = [], []
+
+    def program():
+        def stuck():
+            started.append("stuck")
+            try:
+                threading.Event().wait()
+            finally:
+                cleaned.append("stuck")
+
+        threading.Thread(target=stuck).start()
+        threading.Thread(target=stuck).start()
+
+    before = threading.active_count()
+    result = coordkit.explore(program, max_schedules=3, seed=1, shrink=False)
+    assert result.failure.kind == "deadlock"
+    assert len(started) >= 2 and cleaned == started
+    assert not result.leaked_threads
+    assert threading.active_count() == before
+
+
+def test_thread_identity():
+    # SCHED-7
+    def program():
+        names, idents = [], set()
+
+        def who():
+            names.append(threading.current_thread().name)
+            idents.add(threading.get_ident())
+
+        ts = [threading.Thread(target=who) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        assert threading.current_thread() is threading.main_thread()
+        return sorted(names), len(idents)
+
+    assert run_once(program) == (["Thread-1 (who)", "Thread-2 (who)"], 2)
+    assert run_once(program) == (["Thread-1 (who)", "Thread-2 (who)"], 2)
+
+
+class TestStdlibSemantics:
+    # SCHED-6: the shims raise what the stdlib raises
+
+    def test_lock_errors(self):
+        def program():
+            lock = threading.Lock()
+            with pytest.raises(RuntimeError):
+                lock.release()
+            assert lock.acquire(blocking=False)
+            assert not lock.acquire(blocking=False)
+            assert not lock.acquire(timeout=1)
+            assert lock.locked()
+            with pytest.raises(ValueError):
+                lock.acquire(False, 1)
+
+        run_once(program)
+
+    def test_rlock_reentrant_and_owned(self):
+        def program():
+            r = threading.RLock()
+            with r, r:
+                pass
+            r.acquire()
+            err = []
+
+            def other():
+                try:
+                    r.release()
+                except RuntimeError as exc:
+                    err.append(exc)
+
+            t = threading.Thread(target=other)
+            t.start()
+            t.join()
+            r.release()
+            return len(err)
+
+        assert run_once(program) == 1
+
+    def test_condition_requires_its_lock_and_times_out(self):
+        def program():
+            cond = threading.Condition()
+            with pytest.raises(RuntimeError):
+                cond.wait()
+            with pytest.raises(RuntimeError):
+                cond.notify()
+            with cond:
+                assert cond.wait(timeout=1) is False
+                assert cond.wait_for(lambda: False, timeout=2) is False
+            return time.monotonic()
+
+        assert run_once(program) == run_once(lambda: time.monotonic()) + 3
+
+    def test_condition_notifies_in_fifo_order(self):
+        def program():
+            cond = threading.Condition()
+            woke = []
+            ready = threading.Semaphore(0)
+
+            def waiter(i):
+                with cond:
+                    ready.release()
+                    cond.wait()
+                    woke.append(i)
+
+            ts = [threading.Thread(target=waiter, args=(i,)) for i in range(3)]
+            for t in ts:
+                t.start()
+                ready.acquire()
+            for _ in range(3):
+                with cond:
+                    cond.notify()
+            for t in ts:
+                t.join()
+            return woke
+
+        assert run_once(program) == [0, 1, 2]
+
+    def test_semaphores(self):
+        def program():
+            s = threading.BoundedSemaphore(1)
+            s.acquire()
+            assert not s.acquire(timeout=1)
+            s.release()
+            with pytest.raises(ValueError, match="released too many times"):
+                s.release()
+            with pytest.raises(ValueError):
+                threading.Semaphore(-1)
+
+        run_once(program)
+
+    def test_barrier_and_timeout(self):
+        def program():
+            b = threading.Barrier(2)
+            got = []
+            t = threading.Thread(target=lambda: got.append(b.wait()))
+            t.start()
+            got.append(b.wait())
+            t.join()
+            lonely = threading.Barrier(2)
+            with pytest.raises(threading.BrokenBarrierError):
+                lonely.wait(timeout=1)
+            return sorted(got)
+
+        assert run_once(program) == [0, 1]
+
+    def test_simple_queue(self):
+        def program():
+            q = queue.SimpleQueue()
+            t = threading.Thread(target=lambda: q.put(5))
+            t.start()
+            v = q.get()
+            t.join()
+            with pytest.raises(queue.Empty):
+                q.get(timeout=1)
+            with pytest.raises(queue.Empty):
+                q.get_nowait()
+            return v, q.empty(), q.qsize()
+
+        assert run_once(program) == (5, True, 0)
+
+    def test_thread_rules(self):
+        def program():
+            t = threading.Thread(target=lambda: None)
+            with pytest.raises(RuntimeError, match="before it is started"):
+                t.join()
+            t.start()
+            with pytest.raises(RuntimeError, match="only be started once"):
+                t.start()
+            t.join()
+            with pytest.raises(RuntimeError, match="cannot join current thread"):
+                threading.current_thread().join() if False else _join_self()
+
+        def _join_self():
+            box = []
+
+            def me():
+                try:
+                    threading.current_thread().join()
+                except RuntimeError as exc:
+                    box.append(exc)
+
+            t = threading.Thread(target=me)
+            t.start()
+            t.join()
+            raise box[0]
+
+        run_once(program)
+
+    def test_used_outside_its_run(self):
+        lock = run_once(lambda: threading.Lock())
+        with pytest.raises(_shims.UncontrolledUseError, match="Lock#1 was created inside"):
+            lock.acquire()
+
+
+def test_explore_rejects_bad_arguments():
+    # SCHED-15 (bad input gets a clear error naming the argument)
+    with pytest.raises(ValueError, match="max_schedules must be a positive integer, got 0"):
+        coordkit.explore(lambda: None, max_schedules=0)
+    with pytest.raises(ValueError, match="strategy must be"):
+        coordkit.explore(lambda: None, strategy="bfs")
+    with pytest.raises(ValueError, match="granularity must be"):
+        coordkit.explore(lambda: None, granularity="bytecode")
+    with pytest.raises(TypeError, match="fn must be a zero-argument callable"):
+        coordkit.explore(42)
+    with pytest.raises(TypeError, match="seed must be an int"):
+        coordkit.explore(lambda: None, seed="x")
+    with pytest.raises(TypeError, match="trace must be"):
+        coordkit.replay(lambda: None, 3.5)
