@@ -139,7 +139,7 @@ class ReplayScheduler(Scheduler):
     Strict (the default): the program must present the same number of candidates
     at every choice point and no more or fewer choice points, else
     ``TraceDivergedError`` names the first step that differs.  Lenient: missing
-    choices are 0, out-of-range ones wrap around (used for shrinking and for
+    choices are 0, out-of-range non-zero ones wrap into 1..n-1 (used for shrinking and for
     Hypothesis-generated schedules).
     """
 
@@ -179,7 +179,8 @@ class ReplayScheduler(Scheduler):
                     f"({_describe(candidates)})"
                 )
             return c
-        return c % n
+        # A non-zero choice stays a switch (never wraps to 0, which means "keep going").
+        return c if c < n else 1 + (c - 1) % (n - 1)
 
     def end(self, execution: Execution) -> None:
         if (

@@ -1,9 +1,10 @@
 """Hypothesis strategies for schedules.
 
-``schedules()`` generates ``Choices``: a list of small integers, one per choice
-point, where 0 keeps the current thread running.  Hypothesis shrinks integers
-towards 0 and lists towards empty, so a shrunk schedule is one with fewer
-context switches.  Run one with ``coordkit.replay(fn, choices)``.
+``schedules()`` generates ``Choices`` as a list of context switches, each
+"keep going for ``gap`` choice points, then switch to candidate ``k``".  Hypothesis
+shrinks lists to fewer entries first, so a shrunk schedule is one with fewer
+context switches, then with earlier and smaller ones.  Run one with
+``coordkit.replay(fn, choices)``.
 """
 
 from __future__ import annotations
@@ -15,16 +16,29 @@ from coordkit.explore import Choices
 __all__ = ["schedules"]
 
 
-def schedules(*, max_choices: int = 400, max_value: int = 15) -> st.SearchStrategy[Choices]:
-    """A strategy for lenient schedules of up to ``max_choices`` choice points.
+def _positive_int(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
-    Choice points beyond the generated list keep the current thread running;
-    a value is reduced modulo the number of candidate threads.
+
+def _expand(switches: list[tuple[int, int]]) -> Choices:
+    values: list[int] = []
+    for gap, k in switches:
+        values.extend([0] * gap)
+        values.append(k)
+    return Choices(tuple(values))
+
+
+def schedules(*, max_switches: int = 20, max_gap: int = 200, max_value: int = 7) -> st.SearchStrategy[Choices]:
+    """A strategy for lenient schedules with up to ``max_switches`` context switches.
+
+    Between switches the current thread keeps running for up to ``max_gap``
+    choice points; a switch picks candidate ``1..max_value`` (reduced to the
+    candidates there are, never to 0).  Choice points after the last switch
+    keep the current thread running.
     """
-    if isinstance(max_choices, bool) or not isinstance(max_choices, int) or max_choices < 0:
-        raise ValueError(f"max_choices must be a non-negative integer, got {max_choices!r}")
-    if isinstance(max_value, bool) or not isinstance(max_value, int) or max_value < 1:
-        raise ValueError(f"max_value must be a positive integer, got {max_value!r}")
-    return st.lists(st.integers(0, max_value), max_size=max_choices).map(
-        lambda values: Choices(tuple(values))
-    )
+    _positive_int("max_switches", max_switches)
+    _positive_int("max_gap", max_gap)
+    _positive_int("max_value", max_value)
+    switch = st.tuples(st.integers(0, max_gap), st.integers(1, max_value))
+    return st.lists(switch, max_size=max_switches).map(_expand)
