@@ -50,9 +50,7 @@ logger = logging.getLogger("coordkit")
 #: The collection ``add_queue_runner`` and ``start_queue_runners`` use by default.
 QUEUE_RUNNERS = "queue_runners"
 
-_ALREADY_RUNNING = (
-    "Threads are already running from a previous call to Threads() for this queue runner."
-)
+_ALREADY_RUNNING = "Threads are already running from a previous call to Threads() for this queue runner."
 
 
 def op_name(op: Callable[..., Any]) -> str:
@@ -111,8 +109,7 @@ class QueueRunner:
     ):
         if queue is None or enqueue_ops is None:
             raise ValueError(
-                "Must provide queue and enqueue_ops. "
-                f"Got queue={queue!r}, enqueue_ops={enqueue_ops!r}"
+                f"Must provide queue and enqueue_ops. Got queue={queue!r}, enqueue_ops={enqueue_ops!r}"
             )
         if not hasattr(queue, "name"):
             raise TypeError(f"QueueRunner(queue) must have a 'name' attribute; got {queue!r}")
@@ -274,9 +271,7 @@ class QueueRunner:
         coord.wait_for_stop()
         self._call_ignoring_errors(self._cancel_op)
 
-    def create_threads(
-        self, coord: Any = None, daemon: bool = False, start: bool = False
-    ) -> list[Any]:
+    def create_threads(self, coord: Any = None, daemon: bool = False, start: bool = False) -> list[Any]:
         """Make one thread per enqueue op, and a close-on-stop thread with a coordinator.
 
         (RUNNER-2, RUNNER-3, RUNNER-OLD-2.)
@@ -296,17 +291,7 @@ class QueueRunner:
             RuntimeError: threads of an earlier call have not all ended.
             TypeError: ``coord`` is not None and lacks the Coordinator methods.
         """
-        if coord is not None:
-            missing = [
-                m
-                for m in ("should_stop", "request_stop", "wait_for_stop", "register_thread")
-                if not callable(getattr(coord, m, None))
-            ]
-            if missing:
-                raise TypeError(
-                    f"create_threads(coord) must be a Coordinator or None; {coord!r} has no "
-                    + ", ".join(missing)
-                )
+        _check_coord(coord, "create_threads(coord)")
         with self._lock:
             if self._runs > 0:
                 raise RuntimeError(_ALREADY_RUNNING)
@@ -396,11 +381,11 @@ class QueueRunnerRegistry:
         running) raises, and the threads made for the runners before it are
         left as they are.
         """
+        _check_coord(coord, "start_queue_runners(coord)")
         runners = self.get(collection)
         if not runners:
             logger.warning(
-                "start_queue_runners() was called when no queue runners were defined "
-                "in collection %r.",
+                "start_queue_runners() was called when no queue runners were defined in collection %r.",
                 collection,
             )
         threads: list[Any] = []
@@ -411,6 +396,18 @@ class QueueRunnerRegistry:
     def __repr__(self) -> str:
         sizes = {name: len(runners) for name, runners in list(self._collections.items())}
         return f"<QueueRunnerRegistry {sizes}>"
+
+
+def _check_coord(coord: object, what: str) -> None:
+    if coord is None:
+        return
+    missing = [
+        m
+        for m in ("should_stop", "request_stop", "wait_for_stop", "register_thread")
+        if not callable(getattr(coord, m, None))
+    ]
+    if missing:
+        raise TypeError(f"{what} must be a Coordinator or None; {coord!r} has no " + ", ".join(missing))
 
 
 def _check_runner(qr: object) -> None:
@@ -457,9 +454,7 @@ def queue_runner_scope(
     if registry is None:
         registry = QueueRunnerRegistry()
     elif not isinstance(registry, QueueRunnerRegistry):
-        raise TypeError(
-            f"queue_runner_scope(registry) must be a QueueRunnerRegistry; got {registry!r}"
-        )
+        raise TypeError(f"queue_runner_scope(registry) must be a QueueRunnerRegistry; got {registry!r}")
     token = _current_registry.set(registry)
     try:
         yield registry
@@ -486,6 +481,4 @@ def start_queue_runners(
     ``start=True``, while ``QueueRunner.create_threads`` defaults to False for
     both. Logs a warning when the collection is empty. Returns all the threads.
     """
-    return get_queue_runner_registry().start(
-        coord=coord, daemon=daemon, start=start, collection=collection
-    )
+    return get_queue_runner_registry().start(coord=coord, daemon=daemon, start=start, collection=collection)

@@ -725,6 +725,22 @@ def test_start_queue_runners_with_coord_and_flags(fresh_registry):
     assert start_queue_runners(collection="queue_runners") == []
 
 
+def test_start_queue_runners_takes_no_session():
+    """RUNNER-9, DEV-RUNNER-6: a ported `start_queue_runners(sess, ...)` call fails clearly."""
+    with pytest.raises(TypeError, match=r"start_queue_runners\(coord\) must be a Coordinator"):
+        start_queue_runners("NotASession")
+
+
+def test_exceptions_raised_is_a_copy(thread_deaths):
+    """RUNNER-4, DEV-RUNNER-4: the property returns a snapshot; TF returns the live list."""
+    qr = QueueRunner(FakeQueue(), [MockOp("bad")])
+    join_all(qr.create_threads(start=True))
+    snapshot = qr.exceptions_raised
+    snapshot.clear()
+    assert len(qr.exceptions_raised) == 1
+    assert qr.exceptions_raised is not qr.exceptions_raised
+
+
 def test_start_queue_runners_warns_when_empty(caplog):
     """RUNNER-9."""
     with caplog.at_level(logging.WARNING, logger="coordkit"):
