@@ -154,6 +154,13 @@ sync.controller = current_execution
 
 
 _PACKAGE_DIR = __file__.rsplit("/", 1)[0] + "/"
+# Frames in these files are machinery, not the user's code: a report points past them.
+_MACHINERY = frozenset(
+    [_PACKAGE_DIR + name for name in (
+        "_runtime.py", "_shims.py", "_lines.py", "sync.py", "explore.py", "schedulers.py",
+        "interleavings.py", "queues.py", "coordinator.py", "queue_runner.py", "pipeline.py",
+    )]
+)
 _LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py")
 
 
@@ -162,7 +169,7 @@ def _user_frame(frame: Any) -> Any:
     f = frame
     while f is not None:
         fn = f.f_code.co_filename
-        if not fn.startswith(_PACKAGE_DIR) and not fn.endswith(_LIBRARY_FILES):
+        if fn not in _MACHINERY and not fn.endswith(_LIBRARY_FILES):
             return f
         f = f.f_back
     return frame

@@ -404,6 +404,7 @@ def explore(
     invariant: Callable[[], Any] | None = None,
     shrink: bool = True,
     fail_on_thread_exception: bool = True,
+    progress: Callable[[int, float], Any] | None = None,
 ) -> ExploreResult:
     """Run the zero-argument callable ``fn`` under up to ``max_schedules`` schedules.
 
@@ -446,6 +447,8 @@ def explore(
             runs += 1
             scheduler.end(ex)
             leaked += ex.leaked
+            if progress is not None:
+                progress(runs, time.monotonic() - started)
             if ex.chooser_error is not None:
                 raise ex.chooser_error
             pruned += ex.pruned
