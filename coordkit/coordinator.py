@@ -119,6 +119,10 @@ class Coordinator:
         # Set by the first request_stop(); cleared only by clear_stop(). Waited
         # on by wait_for_stop() and by join()'s first phase.
         self._stop_event = sync.Event()
+        # Notified (under _lock) when a stop is requested and when the watcher
+        # thread of a join() sees all its threads end; join()'s first phase
+        # waits on it, so that phase needs no polling.
+        self._stop_or_ended = sync.Condition(self._lock)
         # The (type, value, traceback) triple join() re-raises, or None.
         self._exc_info: ExcInfo | None = None
         # True from the end of a join() until clear_stop().
@@ -138,8 +142,7 @@ class Coordinator:
         for t in result:
             if not (isinstance(t, type) and issubclass(t, BaseException)):
                 raise TypeError(
-                    "clean_stop_exception_types must contain only exception classes; "
-                    f"got {t!r} in {types!r}"
+                    f"clean_stop_exception_types must contain only exception classes; got {t!r} in {types!r}"
                 )
         return result
 
@@ -202,6 +205,7 @@ class Coordinator:
                     exc_info=self._exc_info,
                 )
             self._stop_event.set()
+            self._stop_or_ended.notify_all()
 
     @staticmethod
     def _check_stop_reason(ex: object) -> None:
@@ -259,10 +263,6 @@ class Coordinator:
         with self._lock:
             self._registered_threads[thread] = None
 
-    # How long join() waits on one thread before it looks at the stop flag
-    # again (phase 1). A thread that ends is noticed at once regardless.
-    _STOP_CHECK_SECS = 0.1
-
     def join(
         self,
         threads: Iterable[Any] | None = None,
@@ -293,9 +293,7 @@ class Coordinator:
         """
         grace = _check_timeout(stop_grace_period_secs, "join(stop_grace_period_secs)")
         if grace is not None and grace < 0:
-            raise ValueError(
-                f"join(stop_grace_period_secs) must be >= 0; got {stop_grace_period_secs!r}"
-            )
+            raise ValueError(f"join(stop_grace_period_secs) must be >= 0; got {stop_grace_period_secs!r}")
         extra = self._check_join_threads(threads)
         with self._lock:
             snapshot = list(dict.fromkeys([*self._registered_threads, *extra]))
@@ -307,14 +305,22 @@ class Coordinator:
         includes_me = len(others) != len(snapshot)
 
         # Phase 1 (COORD-13): until every thread ended or a stop is requested.
-        while not self._stop_event.is_set():
-            live = next((t for t in others if t.is_alive()), None)
-            if live is not None:
-                live.join(self._STOP_CHECK_SECS)
-            elif includes_me:
-                self._stop_event.wait()
-            else:
-                break
+        # A watcher thread joins the live threads and then notifies; a stop
+        # request notifies too. Only a stop can end the wait for the caller's
+        # own thread.
+        live = [t for t in others if t.is_alive()]
+        if (live or includes_me) and not self._stop_event.is_set():
+            ended = [False]  # set by the watcher, under _lock
+            if live:
+                sync.Thread(
+                    target=self._watch,
+                    args=(live, ended),
+                    name="coordkit-join-watcher",
+                    daemon=True,
+                ).start()
+            with self._lock:
+                while not self._stop_event.is_set() and not (ended[0] and not includes_me):
+                    self._stop_or_ended.wait()
 
         # Phase 2 (COORD-14): the grace period, measured from here.
         deadline = None if grace is None else sync.monotonic() + grace
@@ -342,14 +348,22 @@ class Coordinator:
                     raise RuntimeError(message)
                 logger.info(message)
 
+    def _watch(self, threads: list[Any], ended: list[bool]) -> None:
+        """The body of join()'s watcher thread: wait for ``threads``, then notify."""
+        try:
+            for t in threads:
+                t.join()
+        finally:
+            with self._lock:
+                ended[0] = True
+                self._stop_or_ended.notify_all()
+
     @staticmethod
     def _check_join_threads(threads: object) -> list[Any]:
         if threads is None:
             return []
         if not isinstance(threads, Iterable) or _is_thread_like(threads):
-            raise TypeError(
-                f"join(threads) must be an iterable of threads or None; got {threads!r}"
-            )
+            raise TypeError(f"join(threads) must be an iterable of threads or None; got {threads!r}")
         result = list(threads)
         for t in result:
             _check_thread(t, "each element of join(threads)")
@@ -409,8 +423,7 @@ class LooperThread(sync.Thread):
         interval = _check_timeout(timer_interval_secs, "LooperThread(timer_interval_secs)")
         if interval is not None and interval < 0:
             raise ValueError(
-                f"LooperThread(timer_interval_secs) must be >= 0 or None; "
-                f"got {timer_interval_secs!r}"
+                f"LooperThread(timer_interval_secs) must be >= 0 or None; got {timer_interval_secs!r}"
             )
         if target is None and (args or kwargs):
             raise ValueError("'args' and 'kwargs' argument require that you also pass 'target'")
@@ -419,9 +432,7 @@ class LooperThread(sync.Thread):
         super().__init__(daemon=True)
         self._coord = coord
         # None means back to back; +inf behaves as "once, then wait for the stop".
-        self._timer_interval_secs = (
-            None if timer_interval_secs is None else float(timer_interval_secs)
-        )
+        self._timer_interval_secs = None if timer_interval_secs is None else float(timer_interval_secs)
         self._loop_target = target
         self._loop_args = tuple(args or ())
         self._loop_kwargs = dict(kwargs or {})

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from coordkit import Coordinator, LooperThread, OutOfRangeError, sync
+from coordkit import Coordinator, LooperThread, OutOfRangeError, explore, sync
 
 CAP = 10.0  # upper bound on any wait in these tests
 
@@ -29,19 +29,25 @@ def start_thread(target, *args, name=None, coord=None):
 
 
 class ProbeThread(threading.Thread):
-    """A thread that signals `probed` the first time someone asks whether it is alive.
+    """A thread that signals `probed` when someone asks whether it is alive.
 
     join() calls is_alive() only after taking its snapshot, so `probed` tells a
-    test that join is under way.
+    test that join is under way; `join_called` tells that join's watcher thread
+    is waiting on this thread (join itself is then about to block).
     """
 
     def __init__(self, target=None, name=None):
         super().__init__(target=target, name=name, daemon=True)
         self.probed = threading.Event()
+        self.join_called = threading.Event()
 
     def is_alive(self):
         self.probed.set()
         return super().is_alive()
+
+    def join(self, timeout=None):
+        self.join_called.set()
+        super().join(timeout)
 
 
 class Stuck:
@@ -597,17 +603,39 @@ def test_join_notices_the_last_thread_promptly():
     assert delay < 0.5, delay
 
 
-def test_join_notices_a_stop_within_the_check_interval(stuck):
-    """COORD-13, DEV-COORD-2."""
+def test_join_notices_a_stop_promptly():
+    """COORD-13, DEV-COORD-2: no one-second poll; a stop request wakes phase one at once."""
     coord = Coordinator()
-    stuck("worker", coord)
+    release = threading.Event()
+    worker = ProbeThread(target=lambda: release.wait(CAP), name="worker")
+    coord.register_thread(worker)
+    worker.start()
     joiner, outcome = join_in_thread(coord, stop_grace_period_secs=0)
-    joiner.join(0.05)
+    assert worker.join_called.wait(CAP)  # join's watcher waits on the worker
     asked = time.monotonic()
     coord.request_stop()
     joiner.join(CAP)
     assert isinstance(outcome.get("raised"), RuntimeError)
     assert outcome["returned"] - asked < 0.5
+    release.set()
+
+
+def test_join_watcher_thread():
+    """COORD-13: phase one's helper is a daemon named coordkit-join-watcher that ends with the threads."""
+    coord = Coordinator()
+    release = threading.Event()
+    worker = ProbeThread(target=lambda: release.wait(CAP), name="worker")
+    worker.start()
+    before = set(threading.enumerate())
+    joiner, outcome = join_in_thread(coord, threads=[worker])
+    assert worker.join_called.wait(CAP)
+    watchers = [t for t in set(threading.enumerate()) - before if t.name == "coordkit-join-watcher"]
+    assert len(watchers) == 1 and watchers[0].daemon
+    release.set()
+    joiner.join(CAP)
+    assert "returned" in outcome and "raised" not in outcome
+    watchers[0].join(CAP)
+    assert not watchers[0].is_alive()
 
 
 def test_grace_phase_returns_when_the_last_thread_ends():
@@ -1002,3 +1030,103 @@ def test_default_run_loop_without_target():
     coord.request_stop()
     looper.start()
     coord.join(stop_grace_period_secs=CAP)
+
+
+# -- under the controlled scheduler (coordkit.explore / coordkit.replay) -------------------
+
+
+def _stuck_thread_with_long_grace(elapsed):
+    coord = Coordinator()
+    stuck = threading.Event()  # created inside the run: a controlled Event
+    t = threading.Thread(target=stuck.wait, name="stuck", daemon=True)
+    coord.register_thread(t)
+    t.start()
+    coord.request_stop()
+    started = sync.monotonic()
+    try:
+        coord.join(stop_grace_period_secs=120)
+    except RuntimeError as e:
+        assert str(e) == "Coordinator stopped with threads still running: stuck"
+    else:
+        raise AssertionError("join did not report the stuck thread")
+    elapsed.append(sync.monotonic() - started)
+
+
+def test_grace_period_is_virtual_time_under_the_scheduler():
+    """COORD-14, COORD-15: join(stop_grace_period_secs=120) with a stuck thread costs no wall time."""
+    elapsed = []
+    started = time.monotonic()
+    result = explore(lambda: _stuck_thread_with_long_grace(elapsed), max_schedules=20, seed=0)
+    assert result.ok, result.failure
+    assert time.monotonic() - started < 5.0
+    assert elapsed and all(120 <= e < 121 for e in elapsed)
+
+
+def test_join_that_nobody_stops_is_a_deadlock_under_the_scheduler():
+    """COORD-13, DEV-COORD-2: no polling, so a join that can never return is a deadlock report."""
+
+    def never_stopped():
+        coord = Coordinator()
+        stuck = threading.Event()
+        t = threading.Thread(target=stuck.wait, name="stuck")
+        coord.register_thread(t)
+        t.start()
+        coord.join()
+
+    result = explore(never_stopped, max_schedules=3, seed=0)
+    assert result.failure is not None and result.failure.kind == "deadlock"
+    assert "coordkit-join-watcher" in str(result.failure)
+
+
+def test_first_stop_wins_in_every_interleaving():
+    """COORD-4, COORD-15: two reporters race; join raises exactly the one whose stop came first."""
+
+    def race():
+        coord = Coordinator()
+        order = []
+        order_lock = threading.Lock()
+
+        def report(exc):
+            with order_lock:  # the same order as the coordinator's lock
+                order.append(exc)
+                coord.request_stop(exc)
+
+        threads = [
+            threading.Thread(target=report, args=(ValueError("a"),)),
+            threading.Thread(target=report, args=(KeyError("b"),)),
+        ]
+        for t in threads:
+            t.start()
+        try:
+            coord.join(threads)
+        except (ValueError, KeyError) as e:
+            assert e is order[0]
+        else:
+            raise AssertionError("join raised nothing")
+
+    result = explore(race, strategy="dfs", max_schedules=200, seed=0)
+    assert result.ok, result.failure
+
+
+def test_timer_grid_on_virtual_time():
+    """LOOP-4, DEV-COORD-8: on the sync clock, calls land exactly on t0, t0+T, t0+2T."""
+    offsets = []
+
+    def scenario():
+        coord = Coordinator()
+        times = []
+
+        def tick():
+            times.append(sync.monotonic())
+            if len(times) == 3:
+                coord.request_stop()
+
+        LooperThread.loop(coord, 10.0, tick)
+        coord.join(stop_grace_period_secs=120)
+        offsets.append([t - times[0] for t in times])
+
+    started = time.monotonic()
+    result = explore(scenario, max_schedules=10, seed=0)
+    assert result.ok, result.failure
+    assert time.monotonic() - started < 5.0
+    assert offsets and all(o == [0.0, 10.0, 20.0] for o in offsets)
