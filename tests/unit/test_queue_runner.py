@@ -22,10 +22,12 @@ from coordkit import (
     CancelledError,
     Coordinator,
     DeadlineExceededError,
+    FIFOQueue,
     OutOfRangeError,
     QueueRunner,
     QueueRunnerRegistry,
     add_queue_runner,
+    explore,
     get_queue_runner_registry,
     queue_runner_scope,
     start_queue_runners,
@@ -819,3 +821,142 @@ def test_tests_do_not_touch_the_process_registry():
     t.start()
     t.join(CAP)
     assert seen[0].collections() == []
+
+
+# -- with the real queue (coordkit.queues.FIFOQueue) ---------------------------------------
+
+
+class Entries:
+    """Counts calls of an op and lets a test wait for the n-th one."""
+
+    def __init__(self, op, name):
+        self.op = op
+        self.name = name
+        self.count = 0
+        self.cond = threading.Condition()
+
+    def __call__(self):
+        with self.cond:
+            self.count += 1
+            self.cond.notify_all()
+        self.op()
+
+    def wait_for(self, n):
+        with self.cond:
+            assert self.cond.wait_for(lambda: self.count >= n, CAP)
+
+
+def test_real_dequeue_enqueue_real_queue():
+    """RUNNER-4. testRealDequeueEnqueue with FIFOQueue: closing q0 makes the runner close q1."""
+    q0 = FIFOQueue(10, name="q0")
+    q1 = FIFOQueue(10, name="q1")
+
+    def dequeue_enqueue():
+        q1.enqueue(q0.dequeue())
+
+    qr = QueueRunner(q1, [dequeue_enqueue])
+    threads = qr.create_threads(start=True)
+    assert threads[0].name == "QueueRunnerThread-q1-dequeue_enqueue"
+    q0.enqueue(10.0)
+    assert q1.dequeue(timeout=CAP) == 10.0
+    q0.enqueue(10.0)
+    q0.close()
+    assert q1.dequeue(timeout=CAP) == 10.0
+    with pytest.raises(OutOfRangeError, match="is closed"):
+        q1.dequeue(timeout=CAP)
+    join_all(threads)
+    assert q1.is_closed() and qr.exceptions_raised == []
+
+
+def test_grace_period_real_queue():
+    """RUNNER-5. testGracePeriod with FIFOQueue(2): the stop cancels the blocked enqueue."""
+    q = FIFOQueue(2)
+    op = Entries(functools.partial(q.enqueue, 1.0), name="enqueue")
+    qr = QueueRunner(q, [op])
+    coord = Coordinator()
+    threads = qr.create_threads(coord, start=True)
+    op.wait_for(3)  # two elements in, the third enqueue under way (it blocks: full)
+    assert q.dequeue(timeout=CAP) == 1.0
+    op.wait_for(4)
+    coord.request_stop()
+    coord.join(threads, stop_grace_period_secs=1.0)
+    assert q.is_closed()
+    assert coord.statistics().exc_info is None  # the runner's CancelledError came too late
+
+
+def test_basic_real_queue():
+    """RUNNER-3, RUNNER-4: a CountUpTo op feeding FIFOQueue; the queue ends closed."""
+    q = FIFOQueue(-1)
+    op = CountUpTo(3, queue=q)
+    qr = QueueRunner(q, [op])
+    threads = qr.create_threads(start=True)
+    join_all(threads)
+    assert q.dequeue_many(3, timeout=CAP) == [1, 2, 3]
+    with pytest.raises(OutOfRangeError):
+        q.dequeue(timeout=CAP)
+
+
+def test_error_last_leaves_a_consumer_waiting_real_queue(thread_deaths):
+    """RUNNER-7a: with FIFOQueue, a consumer asking for more than is there times out."""
+    q = FIFOQueue(-1, name="qr3q")
+    feeder = CountUpTo(3, queue=q)
+    failing = Gate("failing", ValueError("bad"))
+    qr = QueueRunner(q, [feeder, failing])
+    threads = qr.create_threads(start=True)
+    threads[0].join(CAP)  # the feeder leaves through OutOfRange first: no close yet
+    failing.opened.set()
+    threads[1].join(CAP)
+    assert not q.is_closed()
+    with pytest.raises(DeadlineExceededError):
+        q.dequeue_many(4, timeout=0.05)
+
+
+def test_user_close_real_queue(thread_deaths):
+    """RUNNER-7c: a user's close() of the fed FIFOQueue fails the runner with CancelledError."""
+    q = FIFOQueue(-1, name="qr7q")
+    op = Entries(functools.partial(q.enqueue, 1), name="enqueue")
+    qr = QueueRunner(q, [op])
+    threads = qr.create_threads(start=True)
+    op.wait_for(2)
+    q.close()
+    join_all(threads)
+    assert [type(e) for e in qr.exceptions_raised] == [CancelledError]
+    assert "is closed" in str(qr.exceptions_raised[0])
+
+
+# -- under the controlled scheduler ---------------------------------------------------------
+
+
+def test_grace_period_in_every_interleaving():
+    """RUNNER-5, RUNNER-6: stop, cancel and join agree in every explored schedule."""
+
+    def scenario():
+        q = FIFOQueue(2)
+        coord = Coordinator()
+        qr = QueueRunner(q, [functools.partial(q.enqueue, 1.0)])
+        threads = qr.create_threads(coord, start=True)
+        q.dequeue()
+        coord.request_stop()
+        coord.join(threads, stop_grace_period_secs=120)
+        assert q.is_closed()
+        assert qr.statistics().running_threads == 0
+
+    result = explore(scenario, max_schedules=100, seed=0)
+    assert result.ok, result.failure
+
+
+def test_error_last_is_a_deadlock_for_the_consumer():
+    """RUNNER-7a: the explorer reports the consumer left waiting on the open queue."""
+
+    def scenario():
+        q = FIFOQueue(-1, name="feed")
+        qr = QueueRunner(q, [CountUpTo(2, queue=q), MockOp("failing")])
+        qr.create_threads(start=True)
+        while True:  # a consumer that reads until the input ends
+            try:
+                q.dequeue()
+            except OutOfRangeError:
+                return
+
+    result = explore(scenario, max_schedules=50, seed=0, fail_on_thread_exception=False)
+    assert result.failure is not None and result.failure.kind == "deadlock"
