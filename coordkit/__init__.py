@@ -46,6 +46,7 @@ from coordkit.queue_runner import (  # isort: skip
 )
 # -- scheduler (explore.py, schedulers.py, trace.py) --
 from coordkit.explore import Choices, ExploreResult, FoundFailure, RunReport, explore, replay  # isort: skip
+from coordkit.harness import Harness, Operation  # isort: skip
 from coordkit.interleavings import InterleavingFailure, interleavings  # isort: skip
 from coordkit.schedulers import (  # isort: skip
     DFSScheduler,
@@ -95,7 +96,9 @@ __all__ = [
     "DFSScheduler",
     "ExploreResult",
     "FoundFailure",
+    "Harness",
     "InterleavingFailure",
+    "Operation",
     "PCTScheduler",
     "RandomScheduler",
     "ReplayScheduler",

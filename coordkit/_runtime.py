@@ -220,6 +220,12 @@ class Execution:
         self.invariant: Callable[[], Any] | None = None
         self._in_invariant = False
         self._stop = False
+        # Open-ended mode (coordkit.Harness): the run does not end when its threads do,
+        # and "nothing can run" means "settled", not "deadlocked".  Deadlines fire only
+        # up to the horizon.
+        self.open_ended = False
+        self.horizon: float | None = None
+        self.thread_exceptions: list[tuple[str, BaseException]] = []
         self._nondaemon_alive = 0
         self._driver: greenlet.greenlet | None = None
         self._labels: dict[str, int] = {}
@@ -265,6 +271,7 @@ class Execution:
         except (_Terminate, WatchdogTimeout):
             raise
         except BaseException as exc:  # a thread died: the program's failure, not ours
+            self.thread_exceptions.append((task.name, exc))
             if self.failure is None and not self.killing and (
                 self.fail_on_thread_exception or task.tid == 0
             ):
@@ -337,18 +344,30 @@ class Execution:
 
             uninstall()
 
+    def drive(self) -> None:
+        """Open-ended mode: run runnable threads until none can run, or a failure."""
+        self._driver = _getcurrent()
+        self._stop = False
+        try:
+            nxt = self._next(self.current)
+            while nxt is not None:
+                self.current = nxt
+                assert nxt.glet is not None
+                nxt.glet.switch()
+                if self._stop or self.failure is not None:
+                    break
+                nxt = self._next(self.current)
+        except _Terminate:
+            pass
+
     def terminate(self, failure: Failure) -> None:
         """Record ``failure`` and end the run from inside a controlled thread."""
         if self.failure is None:
             self.failure = failure
-        self._to_driver()
-
-    def _to_driver(self) -> None:
-        assert self._driver is not None
         self._stop = True
+        assert self._driver is not None
         self._driver.switch()
-        # Only a Kill thrown by _end gets us here.
-        raise Kill()
+        raise Kill()  # a terminated run never resumes its threads, only unwinds them
 
     # -- scheduling -------------------------------------------------------
 
@@ -399,13 +418,14 @@ class Execution:
         )
 
     def _switch(self, task: Task, nxt: Task | None) -> None:
-        if nxt is None:
-            self._to_driver()
-            return
-        self.current = nxt
-        assert nxt.glet is not None
-        nxt.glet.switch()
-        # Back in ``task``: someone switched to us, or _end threw Kill.
+        if nxt is None:  # nothing can run: the driver decides what happens next
+            assert self._driver is not None
+            self._driver.switch()
+        else:
+            self.current = nxt
+            assert nxt.glet is not None
+            nxt.glet.switch()
+        # Back in ``task``: it was picked to run again, or the run is unwinding.
         if self.killing:
             raise Kill()
 
@@ -424,12 +444,14 @@ class Execution:
     def _next(self, cur: Task | None) -> Task | None:
         """Pick the next thread to run, advancing time or failing if none can."""
         while True:
-            if self._nondaemon_alive == 0:
+            if self._nondaemon_alive == 0 and not self.open_ended:
                 return None
             cands = self._candidates(cur)
             if cands:
                 break
             if not self._fire_earliest_deadline():
+                if self.open_ended:
+                    return None  # settled: every thread is parked or done
                 self._deadlock()
                 self._stop = True
                 return None
@@ -458,6 +480,8 @@ class Execution:
         if not deadlines:
             return False
         when = min(deadlines)
+        if self.open_ended and (self.horizon is None or when > self.horizon):
+            return False
         if when > self.clock.now:
             self.clock.now = when
         for t in self.tasks:

@@ -231,6 +231,12 @@ class _Session:
             self._worker.close()
         self._patch.__exit__()
 
+    def call(self, job: Callable[[], Any]) -> Any:
+        """Run ``job`` on the worker thread under the wall-clock watchdog."""
+        if self._worker is None or not self._worker.alive:
+            self._worker = _Worker()
+        return self._worker.run(job, self.options.run_timeout)
+
     def run(self, fn: Callable[[], Any], chooser: Chooser, *, record: bool = False) -> Execution:
         opts = self.options
         ex = Execution(
