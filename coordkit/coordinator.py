@@ -306,12 +306,12 @@ class Coordinator:
 
         # Phase 1 (COORD-13): until every thread ended or a stop is requested.
         # A watcher thread joins the live threads and then notifies; a stop
-        # request notifies too. Only a stop can end the wait for the caller's
-        # own thread.
+        # request notifies too. When the caller is in the snapshot only a stop
+        # can end this phase, so no watcher is needed.
         live = [t for t in others if t.is_alive()]
         if (live or includes_me) and not self._stop_event.is_set():
             ended = [False]  # set by the watcher, under _lock
-            if live:
+            if not includes_me:
                 sync.Thread(
                     target=self._watch,
                     args=(live, ended),
@@ -319,7 +319,7 @@ class Coordinator:
                     daemon=True,
                 ).start()
             with self._lock:
-                while not self._stop_event.is_set() and not (ended[0] and not includes_me):
+                while not self._stop_event.is_set() and not ended[0]:
                     self._stop_or_ended.wait()
 
         # Phase 2 (COORD-14): the grace period, measured from here.
