@@ -216,8 +216,9 @@ class QueueRunner:
         With a coordinator, errors go to ``request_stop`` and are not kept here.
         Reset by every successful ``create_threads``.
         """
-        with self._lock:
-            return list(self._exceptions_raised)
+        # No lock: the close op may hold it for long (a plain close waits behind
+        # pending enqueues), and copying a list is atomic.
+        return list(self._exceptions_raised)
 
     @property
     def name(self) -> str:
@@ -225,9 +226,11 @@ class QueueRunner:
         return self._queue.name
 
     def statistics(self) -> QueueRunnerStatistics:
-        """Runner threads created and not yet ended, and the number of kept errors."""
-        with self._lock:
-            return QueueRunnerStatistics(self._runs, len(self._exceptions_raised))
+        """Runner threads created and not yet ended, and the number of kept errors.
+
+        Read without the lock (see ``exceptions_raised``), so it never waits.
+        """
+        return QueueRunnerStatistics(self._runs, len(self._exceptions_raised))
 
     # -- the threads --------------------------------------------------------------
 
