@@ -156,12 +156,13 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     except TraceDivergedError as exc:
         out.write(f"TraceDivergedError: {exc}\n")
         return EXIT_FAILURE
-    except BaseException as exc:  # noqa: BLE001 - the program's failure, shown to the user
+    except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
         out.write(f"replay failed: {type(exc).__name__}: {exc}\n")
         return EXIT_FAILURE
-    out.write(report.table() + f"\n\nreplay passed: {report.steps} steps, {report.preemptions} preemption(s)\n")
+    out.write(f"{report.table()}\n\nreplay passed: {report.steps} steps, "
+              f"{report.preemptions} preemption(s)\n")
     return EXIT_OK
 
 

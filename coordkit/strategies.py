@@ -29,7 +29,9 @@ def _expand(switches: list[tuple[int, int]]) -> Choices:
     return Choices(tuple(values))
 
 
-def schedules(*, max_switches: int = 20, max_gap: int = 200, max_value: int = 7) -> st.SearchStrategy[Choices]:
+def schedules(
+    *, max_switches: int = 20, max_gap: int = 200, max_value: int = 7
+) -> st.SearchStrategy[Choices]:
     """A strategy for lenient schedules with up to ``max_switches`` context switches.
 
     Between switches the current thread keeps running for up to ``max_gap``

@@ -28,7 +28,7 @@ def test_run_refuses_a_call_that_blocks():
     with Harness() as h:
         lock = h.run(threading.Lock)
         h.run(lock.acquire)
-        with pytest.raises(RuntimeError, match="blocked .waiting on Lock#1 held by"):
+        with pytest.raises(RuntimeError, match=r"blocked \(waiting on Lock#1 held by"):
             h.run(lock.acquire)
 
 

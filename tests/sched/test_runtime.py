@@ -498,3 +498,21 @@ def test_explore_rejects_bad_arguments():
         coordkit.explore(lambda: None, seed="x")
     with pytest.raises(TypeError, match="trace must be"):
         coordkit.replay(lambda: None, 3.5)
+
+
+def test_parked_threads_cost_no_steps():
+    # SCHED-5: a waiting thread is parked, not spinning: while it waits, only the other
+    # thread's operations are steps
+    def program():
+        ev = threading.Event()
+        waiter = threading.Thread(target=ev.wait)
+        waiter.start()
+        lock = threading.Lock()
+        for _ in range(500):
+            with lock:
+                pass
+        ev.set()
+        waiter.join()
+
+    report = coordkit.replay(program, [])
+    assert report.steps < 500 * 2 + 20
