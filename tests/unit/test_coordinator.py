@@ -93,6 +93,17 @@ def join_in_thread(coord, **kwargs):
     return t, outcome
 
 
+def run_in_turn(worker, *messages):
+    """Run worker(message) in one thread per message, each after the previous one ended."""
+    threads = []
+    for message in messages:
+        t = start_thread(worker, message)
+        t.join(CAP)
+        assert not t.is_alive()
+        threads.append(t)
+    return threads
+
+
 def raise_and_report(coord, exc, as_exc_info):
     try:
         raise exc
@@ -214,30 +225,16 @@ def test_join_raise_report_exc_info_first_wins():
 def test_join_raise_report_exception_first_wins():
     """COORD-4, COORD-5. testJoinRaiseReportException: the same with exception instances from a handler."""
     coord = Coordinator()
-    results = []
 
-    def worker(msg, go, done):
-        go.wait(CAP)
+    def worker(msg):
         try:
             raise RuntimeError(msg)
         except RuntimeError as e:
             coord.request_stop(e)
-        finally:
-            done.set()
-            results.append(msg)
 
-    go1, done1, go2, done2 = (threading.Event() for _ in range(4))
-    threads = [
-        start_thread(worker, "First", go1, done1),
-        start_thread(worker, "Too late", go2, done2),
-    ]
-    go1.set()
-    assert done1.wait(CAP)
-    go2.set()
-    assert done2.wait(CAP)
+    threads = run_in_turn(worker, "First", "Too late")
     with pytest.raises(RuntimeError, match="First"):
         coord.join(threads)
-    assert results == ["First", "Too late"]
 
 
 def test_plain_stop_first_drops_later_exceptions():
@@ -426,22 +423,12 @@ def test_join_raise_report_exception_using_handler():
     coord = Coordinator()
     after_with = []
 
-    def worker(msg, go, done):
-        go.wait(CAP)
+    def worker(msg):
         with coord.stop_on_exception():
             raise RuntimeError(msg)
         after_with.append(msg)  # runs: the exception was swallowed
-        done.set()
 
-    go1, done1, go2, done2 = (threading.Event() for _ in range(4))
-    threads = [
-        start_thread(worker, "First", go1, done1),
-        start_thread(worker, "Too late", go2, done2),
-    ]
-    go1.set()
-    assert done1.wait(CAP)
-    go2.set()
-    assert done2.wait(CAP)
+    threads = run_in_turn(worker, "First", "Too late")
     with pytest.raises(RuntimeError, match="First"):
         coord.join(threads)
     assert after_with == ["First", "Too late"]
