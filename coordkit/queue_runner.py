@@ -28,7 +28,7 @@ import contextvars
 import functools
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,7 +102,7 @@ class QueueRunner:
     def __init__(
         self,
         queue: Any,
-        enqueue_ops: Sequence[Callable[[], Any]],
+        enqueue_ops: Iterable[Callable[[], Any]],
         close_op: Callable[[], Any] | None = None,
         cancel_op: Callable[[], Any] | None = None,
         queue_closed_exception_types: tuple[type[BaseException], ...] | None = None,
