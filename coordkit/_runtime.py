@@ -175,6 +175,17 @@ def _user_frame(frame: Any) -> Any:
     return frame
 
 
+_INTERNALS = frozenset(_PACKAGE_DIR + n for n in ("_runtime.py", "_shims.py", "_lines.py", "harness.py"))
+
+
+def _user_stack(frame: Any) -> str:
+    """A thread's stack without the runtime's own frames."""
+    if frame is None:
+        return ""
+    entries = [e for e in traceback.extract_stack(frame) if e.filename not in _INTERNALS]
+    return "".join(traceback.format_list(entries))
+
+
 def where(frame: Any) -> str:
     f = _user_frame(frame)
     if f is None:
@@ -493,8 +504,13 @@ class Execution:
         lines = []
         for t in self.tasks:
             if t.state is BLOCKED:
-                frame = t.glet.gr_frame if t.glet is not None else None
-                stack = "".join(traceback.format_stack(frame)) if frame is not None else ""
+                # The thread that found the deadlock is running: its greenlet has no
+                # saved frame, so take the live one.
+                if t is self.current and _getcurrent() is t.glet:
+                    frame = sys._getframe(1)
+                else:
+                    frame = t.glet.gr_frame if t.glet is not None else None
+                stack = _user_stack(frame)
                 lines.append(
                     f"  {t.label} {t.name!r} waits on {t.waiting_on} at {where(frame)}\n"
                     + "".join("      " + ln + "\n" for ln in stack.rstrip().splitlines())

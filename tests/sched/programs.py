@@ -187,3 +187,50 @@ def sleeper_and_waiter() -> None:
         polls.append(False)
     t.join()
     assert polls == [False, False], polls
+
+
+def _feeding_runner(use_coordinator: bool) -> None:
+    # Imported here: programs must stay plain-stdlib apart from the runner under test.
+    from coordkit import Coordinator, FIFOQueue, OutOfRangeError, QueueRunner
+
+    queue = FIFOQueue(capacity=4, name="feed")
+    pending = [1, 2]
+
+    def good() -> None:
+        if not pending:
+            raise OutOfRangeError("input exhausted")
+        queue.enqueue(pending.pop(0))
+
+    def broken() -> None:
+        raise ValueError("source unavailable")
+
+    coord = Coordinator() if use_coordinator else None
+    runner = QueueRunner(queue, [broken, good])
+    threads = runner.create_threads(coord=coord, start=True)
+    consumed = []
+    try:
+        while coord is None or not coord.should_stop():
+            consumed.append(queue.dequeue())
+    except OutOfRangeError:
+        pass
+    if coord is not None:
+        coord.request_stop()
+        try:
+            coord.join(threads)
+        except ValueError:
+            pass  # the broken source, reported through the coordinator
+    else:
+        for t in threads:
+            t.join()
+
+
+def runner_dies_without_coordinator() -> None:
+    """RUNNER-7(a): if the broken op's thread is the last to end, nobody closes the queue
+    and the consumer waits for ever; if it ends first (as it usually does, being started
+    first and failing at once), the good thread closes it."""
+    _feeding_runner(use_coordinator=False)
+
+
+def runner_with_coordinator() -> None:
+    """The fix: with a coordinator, the error stops everything and the queue is cancelled."""
+    _feeding_runner(use_coordinator=True)

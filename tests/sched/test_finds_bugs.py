@@ -121,3 +121,22 @@ def test_dfs_preemption_bound_limits_the_space():
         assert result.failure is None and result.exhausted
         runs.append(result.schedules_run)
     assert runs[0] < runs[1] < runs[2]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_queue_runner_shutdown_race_found(strategy):
+    # RUNNER-7 hazard (a): a runner thread dying of an error with no coordinator may leave
+    # the queue open; whether it does depends on which runner thread ends last.
+    result = coordkit.explore(programs.runner_dies_without_coordinator, strategy=strategy, seed=1,
+                              max_schedules=300, fail_on_thread_exception=False)
+    assert result.failure is not None and result.failure.kind == "deadlock"
+    # It is a race: the plain round-robin schedule does not hang.
+    coordkit.replay(programs.runner_dies_without_coordinator, [], strict=False,
+                    fail_on_thread_exception=False)
+
+
+@pytest.mark.parametrize("strategy", ["pct", "dfs"])
+def test_queue_runner_with_coordinator_passes(strategy):
+    result = coordkit.explore(programs.runner_with_coordinator, strategy=strategy, seed=1,
+                              max_schedules=300, fail_on_thread_exception=False)
+    assert result.failure is None, str(result.failure)
