@@ -4,8 +4,17 @@
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 import time
+
+import pytest
+
+# Line granularity switches threads from inside trace callbacks, which needs
+# PyThreadState_LeaveTracing (CPython 3.11+); on 3.10 it raises NotImplementedError.
+needs_line_granularity = pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="granularity='line' needs Python 3.11 or newer"
+)
 
 
 def lost_update() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 import coordkit
@@ -10,6 +12,7 @@ from tests.sched import programs
 STRATEGIES = ["pct", "random", "dfs", "hypothesis"]
 
 
+@programs.needs_line_granularity
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_lost_update_found_at_line_granularity(strategy):
     # SCHED-2 (line granularity), SCHED-10 exception, SCHED-15
@@ -20,6 +23,13 @@ def test_lost_update_found_at_line_granularity(strategy):
     assert result.failure.kind == "exception"
     assert isinstance(result.failure.exception, AssertionError)
     assert "lost update" in str(result.failure.exception)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 11), reason="checks the Python 3.10 refusal")
+def test_line_granularity_refused_clearly_on_python_310():
+    # SCHED-2
+    with pytest.raises(NotImplementedError, match=r"needs Python 3\.11 or newer"):
+        coordkit.explore(programs.lost_update, granularity="line")
 
 
 def test_lost_update_invisible_without_line_granularity():

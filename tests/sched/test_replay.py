@@ -26,7 +26,8 @@ def _livelock() -> None:
 @pytest.mark.parametrize(
     ("program", "granularity", "expected"),
     [
-        (programs.lost_update, "line", AssertionError),
+        pytest.param(programs.lost_update, "line", AssertionError,
+                     marks=programs.needs_line_granularity),
         (programs.lock_order_deadlock, "sync", Deadlock),
         (programs.missed_notify, "sync", Deadlock),
         (programs.check_then_act, "sync", Deadlock),
@@ -42,6 +43,7 @@ def test_fail_capture_replay_same_failure(program, granularity, expected):
             coordkit.replay(program, result.failure.trace, granularity=granularity, max_steps=500)
 
 
+@programs.needs_line_granularity
 def test_replayed_exception_is_the_threads_own():
     # TRACE-3: the thread's exception itself, not a wrapper
     result = coordkit.explore(programs.lost_update, seed=1, granularity="line")
@@ -68,6 +70,7 @@ def test_seed_none_is_reported_and_reproduces():
     assert (again.schedules_run, again.failure.trace) == (first.schedules_run, first.failure.trace)
 
 
+@programs.needs_line_granularity
 def test_shrinking_reaches_one_preemption_for_the_lost_update():
     # SCHED-17: the lost update needs exactly one context switch
     result = coordkit.explore(programs.lost_update, seed=1, granularity="line", max_schedules=300)
