@@ -1,0 +1,89 @@
+"""How long the linearizability checker takes on a real FIFOQueue history.
+
+    python benchmarks/linearizability.py [--threads 4] [--ops 2000] [--seed 1] [--repeat 3]
+
+Records a history from real threads (each thread a random mix of enqueue,
+enqueue_many, dequeue, dequeue_many and dequeue_up_to with short timeouts on
+one FIFOQueue; then a close and a drain), and prints how long
+``coordkit.history.check`` takes against ``FIFOModel``.  The target is under
+2 s for 4 threads and 2,000 operations.  A second line checks a history with
+``size()`` calls and the capacity modelled (single enqueues and dequeues only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import threading
+import time
+
+from coordkit import FIFOQueue
+from coordkit.errors import CancelledError, DeadlineExceededError, OutOfRangeError
+from coordkit.history import FIFOModel, History, RecordingQueue, check
+
+_EXPECTED = (CancelledError, DeadlineExceededError, OutOfRangeError)
+
+
+def record(threads: int, ops: int, seed: int, batches: bool, capacity: int = 8) -> History:
+    """A history of about ``ops`` operations from ``threads`` threads on one FIFOQueue."""
+    history = History()
+    q = RecordingQueue(FIFOQueue(capacity), history)
+    per_thread = ops // threads
+    start = threading.Barrier(threads)
+
+    def worker(t: int) -> None:
+        rng = random.Random(seed * 1000 + t)
+        start.wait()
+        for i in range(per_thread):
+            r = rng.random()
+            timeout = rng.choice((0, 0.001, 0.005))
+            try:
+                if r < 0.4:
+                    q.enqueue((t, i), timeout=timeout)
+                elif batches and r < 0.5:
+                    q.enqueue_many([(t, i, j) for j in range(rng.randint(1, 3))], timeout=timeout)
+                elif batches and r < 0.6:
+                    q.dequeue_many(rng.randint(1, 3), timeout=timeout)
+                elif batches and r < 0.65:
+                    q.dequeue_up_to(rng.randint(1, 3), timeout=timeout)
+                elif not batches and r < 0.5:
+                    q.size()
+                else:
+                    q.dequeue(timeout=timeout)
+            except _EXPECTED:
+                pass
+
+    workers = [threading.Thread(target=worker, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return history
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--ops", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    for label, batches, model in (
+        ("batches, no size", True, FIFOModel()),
+        ("size + capacity", False, FIFOModel(capacity=8)),
+    ):
+        times = []
+        for r in range(args.repeat):
+            history = record(args.threads, args.ops, args.seed + r, batches)
+            t0 = time.perf_counter()
+            report = check(history, model)
+            times.append(time.perf_counter() - t0)
+            assert report, report.explain()
+        print(
+            f"{label:18} {args.threads} threads, {len(history):5} ops: check best {min(times):.3f} s, "
+            f"worst {max(times):.3f} s over {args.repeat} histories ({report.steps} steps in the last)"
+        )
+
+
+if __name__ == "__main__":
+    main()
