@@ -44,6 +44,9 @@ from coordkit.queue_runner import (  # isort: skip
     queue_runner_scope,
     start_queue_runners,
 )
+# -- pipelines and signals (pipeline.py, signals.py) --
+from coordkit.pipeline import MonitoredRun, batch, input_producer, limit_epochs, shuffle_batch  # isort: skip
+from coordkit.signals import stop_on_signals  # isort: skip
 # -- scheduler (explore.py, schedulers.py, trace.py) --
 from coordkit.explore import Choices, ExploreResult, FoundFailure, RunReport, explore, replay  # isort: skip
 from coordkit.harness import Harness, Operation  # isort: skip
@@ -91,6 +94,13 @@ __all__ = [
     "get_queue_runner_registry",
     "queue_runner_scope",
     "start_queue_runners",
+    # -- pipeline and signal names --
+    "MonitoredRun",
+    "batch",
+    "input_producer",
+    "limit_epochs",
+    "shuffle_batch",
+    "stop_on_signals",
     # -- scheduler names --
     "Choices",
     "DFSScheduler",
