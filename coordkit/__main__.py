@@ -136,6 +136,7 @@ def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
         progress.done()
     text = str(result)
     if result.failure is not None:
+        _save_report(args.target, result.failure)
         text = text.replace(
             result.failure.replay_line(),
             f"{result.failure.replay_line()}\n    coordkit replay {args.target} {result.failure.trace}",
@@ -166,9 +167,72 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
-    from coordkit.errors import TraceFormatError
+REPORTS_DIR = os.path.join(".coordkit", "reports")
+
+
+def _save_report(target: str, failure: Any) -> str:
+    """Keep a failing run's events so that ``coordkit show TRACE`` can draw it later."""
+    import json
+
+    os.makedirs(REPORTS_DIR, exist_ok=True)
+    path = os.path.join(REPORTS_DIR, f"{failure.trace}.json")
+    report = failure.report
+    data = {
+        "target": target,
+        "trace": failure.trace,
+        "failure": f"{failure.kind}: {failure.message}",
+        "thread_names": report.thread_names,
+        "events": [vars(e) for e in report.events],
+    }
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+    return path
+
+
+def _load_report(trace: str, target: str | None) -> dict[str, Any]:
+    import json
+
     from coordkit.trace import Schedule
+
+    path = os.path.join(REPORTS_DIR, f"{trace}.json")
+    if target is None and os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    if target is None:
+        raise UsageError(
+            f"no saved run for this trace in {REPORTS_DIR}/ (coordkit explore saves one when it "
+            "finds a failure); pass --target MODULE:FUNCTION to replay it instead"
+        )
+    fn = load_target(target)
+    report = _replay_for_events(fn, Schedule.decode(trace))
+    failure = report.failure
+    return {
+        "target": target,
+        "trace": trace,
+        "failure": None if failure is None else f"{failure.kind}: {failure.message}",
+        "thread_names": report.thread_names,
+        "events": [vars(e) for e in report.events],
+    }
+
+
+def _replay_for_events(fn: Callable[[], Any], schedule: Any) -> Any:
+    """Replay a schedule and keep its recorded events, failing or not."""
+    from coordkit.explore import _options, _run_report, _Session
+    from coordkit.schedulers import ReplayScheduler
+
+    options = _options(fn, 20_000, 10.0, "sync", None, True)
+    with _Session(options) as session:
+        ex = session.run(fn, ReplayScheduler(schedule.choices, strict=True), record=True)
+    if ex.chooser_error is not None:
+        raise UsageError(f"the trace does not fit {fn.__qualname__}: {ex.chooser_error}")
+    return _run_report(ex)
+
+
+def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
+    from types import SimpleNamespace
+
+    from coordkit.errors import TraceFormatError
+    from coordkit.trace import Schedule, render_table
 
     try:
         schedule = Schedule.decode(args.trace)
@@ -178,9 +242,23 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
         f"trace format ck1: {len(schedule.choices)} choice points, "
         f"{schedule.preemptions} non-zero choice(s)\n"
     )
-    for i, (n, c) in enumerate(schedule.choices):
-        if c:
-            out.write(f"  choice point {i}: candidate {c} of {n}\n")
+    if args.html is None and args.target is None:
+        for i, (n, c) in enumerate(schedule.choices):
+            if c:
+                out.write(f"  choice point {i}: candidate {c} of {n}\n")
+        return EXIT_OK
+    data = _load_report(schedule.encode(), args.target)
+    events = [SimpleNamespace(**e) for e in data["events"]]
+    if args.html is None:
+        out.write(render_table(events, data["thread_names"]) + "\n")
+        return EXIT_OK
+    from coordkit._html import render_html
+
+    page = render_html(events, data["thread_names"], title=f"coordkit: {data['target']}",
+                       failure=data["failure"], trace=data["trace"])
+    with open(args.html, "w", encoding="utf-8") as fh:
+        fh.write(page)
+    out.write(f"wrote {args.html} ({len(events)} steps, {len(data['thread_names'])} threads)\n")
     return EXIT_OK
 
 
@@ -211,8 +289,11 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--granularity", default="sync", choices=["sync", "line"])
     replay.set_defaults(run=cmd_replay)
 
-    show = sub.add_parser("show", help="decode and describe a trace")
+    show = sub.add_parser("show", help="describe a trace; draw its run as a table or an HTML page")
     show.add_argument("trace")
+    show.add_argument("--target", default=None,
+                      help="MODULE:FUNCTION to replay (default: the run saved by coordkit explore)")
+    show.add_argument("--html", default=None, metavar="OUT.html", help="write swim lanes to this file")
     show.set_defaults(run=cmd_show)
     return parser
 
