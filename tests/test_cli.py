@@ -117,7 +117,7 @@ def test_html_page_renders_in_headless_chromium(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(ROOT))
     page = tmp_path / "run.html"
-    code, out = run("explore", TARGET_BUG, "--seed", "3")
+    _, out = run("explore", TARGET_BUG, "--seed", "3")
     trace = out.split(f"coordkit replay {TARGET_BUG} ")[1].split()[0]
     assert run("show", trace, "--html", str(page))[0] == 0
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
