@@ -298,7 +298,9 @@ class Execution:
             task.op = None
             if not task.daemon:
                 self._nondaemon_alive -= 1
-            for waiter in task.exit_waiters:
+            # wake() removes the waiter from this very list: iterate over a copy,
+            # or every second joiner stays parked.
+            for waiter in list(task.exit_waiters):
                 self.wake(waiter)
             task.exit_waiters.clear()
         # Returning hands control back to the driver, which picks the next thread.
