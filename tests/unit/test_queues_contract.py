@@ -336,6 +336,8 @@ class QueueContract:
         wait_pending(q, enqueues=2, closes=1)
 
         first = self.v(q.dequeue())  # room: the enqueue, then the close, then "late"
+        # Q-DEQ-5: the flush that closed the queue resolved every enqueue behind it.
+        assert q.statistics().pending_enqueues == 0
         closing.value()
         blocked.value()
         late.raised(CancelledError, "is closed.")
