@@ -93,7 +93,8 @@ class Harness:
 
     ``run(fn)`` calls ``fn`` in a controlled thread and returns its result (it
     must not block for good); ``start(fn)`` returns an ``Operation`` that may
-    stay pending; ``settle()`` lets every runnable thread run until all are
+    stay pending; ``spawn(fn)`` does the same without running it yet, so that
+    several operations race in the next settle; ``settle()`` lets every runnable thread run until all are
     parked or done; ``advance(seconds)`` lets virtual time pass so timed waits
     can fire.  Each of these takes optional ``choices`` (e.g. drawn from
     ``coordkit.schedules()``) that decide the interleaving of that step.
@@ -175,6 +176,17 @@ class Harness:
     def start(self, fn: Callable[[], Any], name: str | None = None,
               choices: Choices | Sequence[int] | None = None) -> Operation:
         """Call ``fn`` in a new controlled thread and settle; the operation may stay pending."""
+        op = self.spawn(fn, name)
+        self.settle(choices)
+        return op
+
+    def spawn(self, fn: Callable[[], Any], name: str | None = None) -> Operation:
+        """Create a controlled thread that will call ``fn``, without running it yet.
+
+        It runs at the next ``settle`` (or ``advance``) together with every other
+        runnable thread, so several operations spawned before one settle race
+        each other, in the interleaving that settle's ``choices`` pick.
+        """
         if not callable(fn):
             raise TypeError(f"fn must be a zero-argument callable, got {fn!r}")
         ex = self.execution
@@ -193,7 +205,6 @@ class Harness:
             op._task = ex.spawn(body, op.name, daemon=True)
 
         self._call(spawn)
-        self.settle(choices)
         return op
 
     def run(self, fn: Callable[[], Any], choices: Choices | Sequence[int] | None = None) -> Any:

@@ -65,6 +65,31 @@ def test_settle_choices_decide_the_interleaving():
     assert order([0, 1]) == order([0, 1])
 
 
+def test_spawned_operations_race_in_the_next_settle():
+    # HARN-5: nothing runs before the settle; the settle's choices order the racers
+    def order(choices):
+        with Harness() as h:
+            out = []
+            lock = h.run(threading.Lock)
+
+            def appender(tag):
+                for _ in range(2):
+                    with lock:
+                        out.append(tag)
+
+            a = h.spawn(lambda: appender("a"), "a")
+            b = h.spawn(lambda: appender("b"), "b")
+            assert a.pending and b.pending and out == []
+            h.settle(choices)
+            assert a.done and b.done
+            return "".join(out)
+
+    assert order([]) == "aabb"
+    seen = {order(c) for c in ([1], [0, 1], [0, 0, 1], [0, 1, 1], [1, 1, 1])}
+    assert len(seen) > 1 and seen <= {"aabb", "abab", "abba", "baab", "baba", "bbaa"}
+    assert order([0, 1, 1]) == order([0, 1, 1])
+
+
 def test_no_time_passes_in_a_settle_and_advance_fires_in_order():
     # HARN-2, HARN-3
     with Harness() as h:
