@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import engine
 from .steps import canonical_json
@@ -55,6 +56,8 @@ class CoordkitBackend:
 
     def begin(self, scenario: dict, st: engine.State) -> None:
         self.vars: dict = {}
+        # The scenario's own collection of runners (TF: the scenario's graph).
+        self.registry = self.queue_runner.QueueRunnerRegistry()
 
     def end(self, st: engine.State) -> None:
         # Release everything still blocked: enqueuers are cancelled, dequeuers
@@ -90,7 +93,7 @@ class CoordkitBackend:
     # -- queues ------------------------------------------------------------------------
 
     def _make_queue(self, st: engine.State, s: dict) -> Callable[[], Any]:
-        Q = self.queues
+        queues = self.queues
 
         def fn() -> None:
             untyped = bool(s.get("ck_untyped"))
@@ -99,16 +102,16 @@ class CoordkitBackend:
             names = None if untyped else s.get("names")
             cls, cap, name = s["cls"], s["capacity"], s["q"]
             if cls == "FIFOQueue":
-                q = Q.FIFOQueue(cap, dtypes, shapes, names, name=name)
+                q = queues.FIFOQueue(cap, dtypes, shapes, names, name=name)
             elif cls == "RandomShuffleQueue":
-                q = Q.RandomShuffleQueue(
+                q = queues.RandomShuffleQueue(
                     cap, s.get("min_after_dequeue", 0), dtypes, shapes, names,
                     seed=s.get("seed"), name=name,
                 )
             elif cls == "PaddingFIFOQueue":
-                q = Q.PaddingFIFOQueue(cap, dtypes, shapes, names, name=name)
+                q = queues.PaddingFIFOQueue(cap, dtypes, shapes, names, name=name)
             elif cls == "PriorityQueue":
-                q = Q.PriorityQueue(cap, dtypes, shapes, names, name=name)
+                q = queues.PriorityQueue(cap, dtypes, shapes, names, name=name)
             else:
                 raise ValueError(f"unknown queue class {cls}")
             st.queues[s["q"]] = q
@@ -219,7 +222,7 @@ class CoordkitBackend:
         return fn
 
     def _qr(self, st: engine.State, s: dict) -> Callable[[], Any]:
-        E = self.errors
+        errors = self.errors
 
         def fn() -> None:
             q = st.queues[s["q"]] if s.get("q") is not None else None
@@ -234,13 +237,13 @@ class CoordkitBackend:
             if types is None:
                 qtypes: Any = None
             elif types == "list":
-                qtypes = [E.OutOfRangeError]
+                qtypes = [errors.OutOfRangeError]
             elif types == "empty":
                 qtypes = ()
             elif types == "non_op_error":
                 qtypes = (ValueError,)
             else:
-                qtypes = tuple(getattr(E, n) for n in types)
+                qtypes = tuple(getattr(errors, n) for n in types)
             st.runners[s["id"]] = self.queue_runner.QueueRunner(
                 q, ops, queue_closed_exception_types=qtypes
             )
@@ -255,6 +258,28 @@ class CoordkitBackend:
             st.threads[s["t"]] = list(ts)
             st.all_threads.extend(ts)
             return {"n": len(ts), "names": [t.name for t in ts]}
+
+        return fn
+
+    def _qr_add(self, st: engine.State, s: dict) -> Callable[[], Any]:
+        def fn() -> None:
+            with self.queue_runner.queue_runner_scope(self.registry):
+                self.queue_runner.add_queue_runner(st.runners[s["id"]])
+
+        return fn
+
+    def _qr_start_all(self, st: engine.State, s: dict) -> Callable[[], Any]:
+        def fn() -> dict:
+            c = st.coords[s["c"]] if s.get("c") else None
+            with self.queue_runner.queue_runner_scope(self.registry):
+                ts = self.queue_runner.start_queue_runners(coord=c)
+            st.threads[s["t"]] = list(ts)
+            st.all_threads.extend(ts)
+            return {
+                "names": [t.name for t in ts],
+                "daemon": [t.daemon for t in ts],
+                "started": [t.ident is not None for t in ts],
+            }
 
         return fn
 

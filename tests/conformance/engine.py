@@ -41,8 +41,9 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 # How long anything in the engine may wait for a thread or an event before it
 # gives up and records what it saw. Backends may lower it (coordkit: 10 s).
@@ -66,6 +67,8 @@ BACKEND_OPS = frozenset(
         "qr_create",
         "qr_exceptions",
         "qr_info",
+        "qr_add",
+        "qr_start_all",
         "wait_size",
     }
 )
@@ -343,10 +346,7 @@ class Engine:
 
     def run_op(self, st: State, key: Any, step: dict) -> list:
         op = step["op"]
-        if op in BACKEND_OPS:
-            fn = self.b.op(st, key, step)
-        else:
-            fn = getattr(self, "op_" + op)(st, step)
+        fn = self.b.op(st, key, step) if op in BACKEND_OPS else getattr(self, "op_" + op)(st, step)
         out = self.call_capped(st, fn)
         return self.shape_result(st, step, out)
 
@@ -370,6 +370,11 @@ class Engine:
             return ["ok", sorted(value, key=_sort_key)]
         if rec == "len":
             return ["ok", len(value)]
+        if rec.startswith("bagrows:"):
+            # a multi-component batch comes as one list per component: bag its rows
+            name = rec[len("bagrows:"):]
+            st.bags.setdefault(name, []).extend([list(r) for r in zip(*value)])
+            return ["ok", f"<into {name}>"]
         if rec.startswith("bag:"):
             bag = st.bags.setdefault(rec[4:], [])
             many = step["op"] in ("dequeue_many", "dequeue_up_to")

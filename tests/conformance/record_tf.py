@@ -133,7 +133,7 @@ class TFBackend:
     def run(self, fetch: Any, feed: dict | None = None, timeout: float | None = None) -> Any:
         opts = None
         if timeout is not None:
-            opts = self.tf1.RunOptions(timeout_in_ms=int(round(timeout * 1000)))
+            opts = self.tf1.RunOptions(timeout_in_ms=round(timeout * 1000))
         return self.sess.run(fetch, feed_dict=feed, options=opts)
 
     def _b_make_queue(self, st: engine.State, s: dict) -> Any:
@@ -171,10 +171,9 @@ class TFBackend:
             # type or a ragged list); then it is fed through a placeholder so that
             # shapes are checked by the kernel at run time, not by shape inference.
             tf.convert_to_tensor(v, dtype=dt)
-            if dt == tf.string:
-                arr = np.asarray(v, dtype=object)
-            else:
-                arr = np.asarray(v).astype(dt.as_numpy_dtype)  # as TF converts (wraps)
+            # (strings as objects; numbers cast as TF converts them, wrapping around)
+            arr = (np.asarray(v, dtype=object) if dt == tf.string
+                   else np.asarray(v).astype(dt.as_numpy_dtype))
         shapes = q.shapes
         if many and arr.shape == (0,) and i < len(shapes) and shapes[i].rank is not None:
             arr = arr.reshape((0,) + tuple(d if d is not None else 0 for d in shapes[i].as_list()))
@@ -320,6 +319,24 @@ class TFBackend:
 
         return fn
 
+    def _b_qr_add(self, st: engine.State, s: dict) -> Any:
+        self.tf1.train.add_queue_runner(st.runners[s["id"]])  # the graph's collection
+        return lambda: None
+
+    def _b_qr_start_all(self, st: engine.State, s: dict) -> Any:
+        def fn() -> dict:
+            c = st.coords[s["c"]] if s.get("c") else None
+            ts = self.tf1.train.start_queue_runners(sess=self.sess, coord=c)
+            st.threads[s["t"]] = list(ts)
+            st.all_threads.extend(ts)
+            return {
+                "names": [t.name for t in ts],
+                "daemon": [t.daemon for t in ts],
+                "started": [t.ident is not None for t in ts],
+            }
+
+        return fn
+
     def _b_qr_exceptions(self, st: engine.State, s: dict) -> Any:
         def fn() -> list:
             return [
@@ -367,10 +384,7 @@ def record(names: list[str] | None = None, verbose: bool = True) -> dict:
     for s in scenarios.SCENARIOS:
         if names and s["name"] not in names:
             continue
-        if s["tf_subprocess"]:
-            entry = run_in_subprocess(s["name"])
-        else:
-            entry = {"outcomes": eng.run(s)}
+        entry = run_in_subprocess(s["name"]) if s["tf_subprocess"] else {"outcomes": eng.run(s)}
         entry["hash"] = scenario_hash(s)
         entries[s["name"]] = entry
         if verbose:

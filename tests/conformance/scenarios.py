@@ -13,7 +13,6 @@ RandomShuffle, Padding, Priority.
 from __future__ import annotations
 
 from .steps import (
-    ENQ_CANCELLED,
     ERR,
     OK,
     PENDING,
@@ -22,7 +21,6 @@ from .steps import (
     bag,
     clear_stop,
     close,
-    closed_msg,
     coord,
     daemon,
     deq,
@@ -50,9 +48,11 @@ from .steps import (
     pending,
     pq,
     qr,
+    qr_add,
     qr_create,
     qr_exceptions,
     qr_info,
+    qr_start_all,
     queue,
     raise_requested,
     register,
@@ -1357,6 +1357,220 @@ add(scenario("pq_dequeue_up_to_open_waits", ["PQ-5", "Q-DEQ-5"], [
     pq("q", 10, ["int64"]), *started("h", deq_up_to("q", 2)), enq("q", [3, 30]),
     pending("h"), size("q"), enq("q", [1, 10]), wait("h"),
 ]))
+
+# ======================================================================================
+# 7. More ports of TF's tests, and constructor rules
+# ======================================================================================
+
+add(scenario("qr_start_queue_runners", ["RUNNER-9", "RUNNER-3"], [
+    var("v"), fifo("q", 10, ["int64"]),
+    qr("r", "q", [op_count_enqueue("q", "v", 3, "enq")]), qr_add("r"),
+    qr_start_all("ts"), join_threads("ts"), size("q"), is_closed("q"), var_value("v"),
+    deq_many("q", 3),
+], tf_test=QRT + "testStartQueueRunners"))
+
+add(scenario("qr_start_queue_runners_with_coord", ["RUNNER-9", "RUNNER-3", "RUNNER-5"], [
+    var("v1"), var("v2"), fifo("q1", 10, ["int64"]), fifo("q2", 10, ["int64"]), coord(),
+    qr("r1", "q1", [op_count_enqueue("q1", "v1", 2, "enq1")]),
+    qr("r2", "q2", [op_count_enqueue("q2", "v2", 4, "enq2")]),
+    qr_add("r1"), qr_add("r2"), qr_start_all("ts", c="c"),
+    join_threads("ts[0]"), join_threads("ts[2]"), size("q1"), size("q2"),
+    is_closed("q1"), is_closed("q2"), should_stop(),
+    request_stop(), join(), alive("ts"), is_closed("q1"), is_closed("q2"),
+], tf_test=QRT + "testStartQueueRunners"))
+
+add(scenario("queue_constructor_errors", ["Q-API-1", "RSQ-1", "PAD-1"], [
+    queue("a", "FIFOQueue", 10, ["int32", "int32"], [[]]),
+    queue("b", "FIFOQueue", 10, ["int32"], [[None]], tag="partial"),
+    queue("c", "FIFOQueue", 10, ["int32"], [[]], names=["x", "y"]),
+    queue("d", "FIFOQueue", 10, ["int32"], [2]), enq("d", [[1, 2]]), deq_many("d", 1),
+    queue("e", "FIFOQueue", 10, ["int32"], []), enq("e", [5]), deq_many("e", 1),
+    queue("f", "RandomShuffleQueue", 0, ["int32"], [[]], min_after_dequeue=0),
+    queue("g", "PaddingFIFOQueue", 10, ["int32", "int32"], [[None]]),
+], note="[TF Q2, R1, PAD-P1]; a single shape such as [2] or [] is wrapped into a list",
+   deviation=deviation(
+    "DEV-Q-12", SPEC_Q,
+    tf={"partial": ERR("ValueError", "All shapes must be fully defined: [TensorShape([None])]")},
+    coordkit={"partial": ERR("ValueError", "All shapes must be fully defined: [(None,)]")},
+    note="coordkit's shapes are tuples, TF's TensorShapes (visible in the message).")))
+
+add(scenario("pq_shapes_length_mismatch", ["PQ-1", "Q-API-1"], [
+    pq("q", 10, ["int32"], [[], []]),
+], note="TF counts the priority in both numbers"))
+
+add(scenario("fifo_half", ["Q-DTYPE-1", "Q-API-5"], [
+    fifo("q", 10, ["float16"]), enq("q", [1.5]), enq("q", [0.1]), enq("q", [70000.0]),
+    enq_many("q", [[2.0, -0.5]]), deq("q"), deq("q"), deq("q"), deq_many("q", 2),
+], tf_test=FQ + "testEnqueueHalf+testDequeueHalf"))
+
+add(scenario("fifo_enqueue_many_empty_type_conversion", ["Q-ENQ-4", "Q-API-4"], [
+    fifo("q", 10, ["float32", "int32", "string"]), enq_many("q", [[], [], []]), size("q"),
+    deq_many("q", 0),
+], tf_test=FQ + "testEnqueueManyEmptyTypeConversion"))
+
+add(scenario("fifo_dequeue_many_with_varying_counts", ["Q-DEQ-2", "Q-DEQ-3"], [
+    fifo("q", 100, ["int32"]), enq_many("q", [list(range(20))]),
+    *[deq_many("q", k) for k in (2, 0, 5, 1, 3)], deq_up_to("q", 4), size("q"),
+    close("q"), deq_up_to("q", 10), deq_many("q", 0),
+], tf_test=FQU + "testDequeueManyWithTensorParameter"))
+
+add(scenario("fifo_mixture_of_enqueue_and_enqueue_many", ["Q-ENQ-3", "Q-MODEL-3"], [
+    fifo("q", 3, ["int32"]), *started("a", enq_many("q", [[0, 1, 2, 3]])),
+    *started("b", enq("q", [4])), *started("c", enq_many("q", [[5, 6]])),
+    *started("d", enq_many("q", [[]])), deq_many("q", 7), wait("a"), wait("b"), wait("c"),
+    wait("d"), size("q"),
+], tf_test=FQP + "testMixtureOfEnqueueAndEnqueueMany",
+   note="an empty enqueue_many returns at once, even behind blocked enqueues (Q-ENQ-4)"))
+
+add(scenario("fifo_mixture_of_dequeue_and_dequeue_many", ["Q-DEQ-3", "Q-MODEL-3"], [
+    fifo("q", 3, ["int32"]), *started("p", enq_many("q", [list(range(10))])),
+    deq("q"), deq_many("q", 3), deq_many("q", 0), deq("q"), deq_many("q", 5), wait("p"),
+    size("q"),
+], tf_test=FQP + "testMixtureOfDequeueAndDequeueMany"))
+
+add(scenario("fifo_parallel_enqueue_many", ["Q-ENQ-3"], [
+    fifo("q", 100, ["int32"]),
+    *[start(f"h{i}", enq_many("q", [list(range(10 * i, 10 * i + 10))])) for i in range(5)],
+    *[wait(f"h{i}") for i in range(5)], size("q"), deq_many("q", 50, rec="sorted"),
+], tf_test=FQP + "testParallelEnqueueMany"))
+
+add(scenario("fifo_parallel_dequeue_many", ["Q-DEQ-3"], [
+    fifo("q", 1000, ["int32"]), enq_many("q", [list(range(100))]),
+    *[start(f"h{i}", deq_many("q", 10, rec="bag:b")) for i in range(10)],
+    *[wait(f"h{i}") for i in range(10)], bag("b"), size("q"),
+], tf_test=FQP + "testParallelDequeueMany"))
+
+add(scenario("fifo_parallel_enqueue_and_dequeue", ["Q-ENQ-3", "Q-DEQ-3", "Q-MODEL-3"], [
+    fifo("q", 5, ["int32"]),
+    *[start(f"p{i}", enq_many("q", [list(range(4 * i, 4 * i + 4))])) for i in range(5)],
+    *[start(f"c{i}", deq_many("q", 4, rec="bag:b")) for i in range(5)],
+    *[wait(f"p{i}") for i in range(5)], *[wait(f"c{i}") for i in range(5)],
+    bag("b"), size("q"),
+], tf_test=FQP + "testParallelEnqueueAndDequeue"))
+
+add(scenario("rsq_enqueue_with_shape", ["Q-ENQ-1", "RSQ-6"], [
+    rsq("q", 10, 0, ["float32"], [[3, 2]]), enq("q", [[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]]),
+    enq("q", [[1.0, 2.0, 3.0]]), size("q"),
+], tf_test=RT + "testEnqueueWithShape"))
+
+add(scenario("rsq_enqueue_many_with_shape", ["Q-ENQ-3"], [
+    rsq("q", 10, 0, ["int32", "int32"], [[], [2]]),
+    enq_many("q", [[1, 2, 3, 4], [[1, 1], [2, 2], [3, 3], [4, 4]]]), size("q"),
+    deq_many("q", 4, rec="bagrows:b"), bag("b"),
+], tf_test=RT + "testEnqueueManyWithShape"))
+
+add(scenario("rsq_scalar_shapes", ["Q-API-5", "RSQ-4"], [
+    rsq("q", 10, 0, ["int32", "int32"], [[], [1]]),
+    enq_many("q", [[10, 20, 30], [[1], [2], [3]]]), enq("q", [40, [4]]),
+    *[deq("q", rec="bag:b") for _ in range(4)], bag("b"),
+], tf_test=RT + "testScalarShapes"))
+
+add(scenario("rsq_enqueue_and_blocking_dequeue", ["Q-DEQ-1", "Q-MODEL-3"], [
+    rsq("q", 3, 0, ["float32"]), *started("a", deq("q", rec="bag:b")),
+    *started("c", deq("q", rec="bag:b")), enq("q", [10.0]), enq("q", [20.0]),
+    wait("a"), wait("c"), bag("b"),
+], tf_test=RT + "testEnqueueAndBlockingDequeue"))
+
+add(scenario("rsq_size", ["Q-API-6"], [
+    rsq("q", 10, 0, ["float32"]), size("q"), enq("q", [10.0]), size("q"),
+    deq("q"), size("q"),
+], tf_test=RT + "testQueueSizeEmpty+testQueueSizeAfterEnqueueAndDequeue"))
+
+add(scenario("rsq_enqueue_many", ["Q-ENQ-3"], [
+    rsq("q", 10, 0, ["float32"]), enq_many("q", [[10.0, 20.0, 30.0, 40.0]]),
+    enq_many("q", [[10.0, 20.0, 30.0, 40.0]]), size("q"),
+    *[deq("q", rec="bag:b") for _ in range(8)], bag("b"), size("q"),
+], tf_test=RT + "testEnqueueMany"))
+
+add(scenario("rsq_empty_enqueue_many", ["Q-ENQ-4"], [
+    rsq("q", 10, 5, ["float32"], [[2, 3]]), enq_many("q", [[]]), size("q"),
+], tf_test=RT + "testEmptyEnqueueMany"))
+
+add(scenario("rsq_dequeue_many_and_up_to", ["Q-DEQ-3", "Q-DEQ-5"], [
+    rsq("q", 10, 0, ["float32"]), enq_many("q", [[float(x) for x in range(10)]]),
+    deq_many("q", 4, rec="bag:b"), deq_up_to("q", 4, rec="bag:b"), size("q"), close("q"),
+    deq_up_to("q", 10, rec="bag:b"), bag("b"),
+], tf_test=RT + "testDequeueMany+testDequeueUpToNoBlocking"))
+
+add(scenario("rsq_blocking_dequeue_many", ["Q-DEQ-3"], [
+    rsq("q", 10, 0, ["float32"]), *started("h", deq_many("q", 4, rec="sorted")),
+    enq_many("q", [[10.0, 20.0, 30.0, 40.0]]), wait("h"),
+], tf_test=RT + "testBlockingDequeueMany"))
+
+add(scenario("rsq_blocking_dequeue_up_to", ["Q-DEQ-5"], [
+    rsq("q", 10, 0, ["float32"]), *started("h", deq_up_to("q", 4, rec="sorted")),
+    enq_many("q", [[10.0, 20.0]]), pending("h"), enq_many("q", [[30.0, 40.0]]), wait("h"),
+], tf_test=RT + "testBlockingDequeueUpTo"))
+
+add(scenario("rsq_dequeue_with_varying_counts", ["Q-DEQ-2", "RSQ-2"], [
+    rsq("q", 100, 0, ["int32"]), enq_many("q", [list(range(20))]),
+    *[deq_many("q", k, rec="bag:b") for k in (2, 0, 5, 1)],
+    *[deq_up_to("q", k, rec="bag:b") for k in (3, 0, 4)], size("q"), close("q"),
+    deq_up_to("q", 10, rec="bag:b"), bag("b"),
+], tf_test=RT + "testDequeueManyWithTensorParameter+testDequeueUpToWithTensorParameter"))
+
+add(scenario("rsq_parallel_dequeue_up_to_random_partition", ["Q-DEQ-5", "RSQ-3"], [
+    rsq("q", 100, 0, ["int32"]), enq_many("q", [list(range(40))]), close("q"),
+    *[start(f"h{i}", deq_up_to("q", k, rec="bag:b")) for i, k in enumerate((1, 2, 3, 4, 30))],
+    *[wait(f"h{i}") for i in range(5)], bag("b"), size("q"),
+], tf_test=RT + "testParallelDequeueUpTo+testParallelDequeueUpToRandomPartition"))
+
+add(scenario("rsq_parallel_enqueue_and_dequeue_many", ["Q-ENQ-3", "Q-DEQ-3"], [
+    rsq("q", 5, 0, ["int32"]),
+    *[start(f"p{i}", enq_many("q", [list(range(3 * i, 3 * i + 3))])) for i in range(4)],
+    *[start(f"c{i}", deq_many("q", 3, rec="bag:b")) for i in range(4)],
+    *[wait(f"p{i}") for i in range(4)], *[wait(f"c{i}") for i in range(4)], bag("b"),
+], tf_test=RT + "testParallelEnqueueMany+testParallelDequeueMany"))
+
+add(scenario("pad_size_and_empty_enqueue_many", ["Q-API-6", "Q-ENQ-4", "PAD-5"], [
+    padding("q", 10, ["int32"], [[None, 3]]), size("q"), enq_many("q", [[]]), size("q"),
+    enq("q", [[[1, 2, 3]]]), size("q"), deq_many("q", 0), deq("q"), size("q"),
+], tf_test=PT + "testQueueSizeEmpty+testEmptyEnqueueMany"))
+
+add(scenario("pad_batch_size_mismatch", ["Q-ENQ-1", "PAD-2"], [
+    padding("q", 10, ["int32", "int32"], [[None], [None]]),
+    enq_many("q", [[[1], [2], [3]], [[1], [2]]]), size("q"),
+], tf_test=PT + "testBatchSizeMismatch"))
+
+add(scenario("pad_dtypes_are_padded_with_zeros", ["PAD-3"], [
+    padding("q", 10, ["float32", "int64", "bool", "string"], [[None]] * 4),
+    enq("q", [[1.5], [1, 2, 3], [True], [b"x", b"y"]]),
+    enq("q", [[], [7], [True, True, True], []]),
+    deq_many("q", 2),
+], tf_test=PT + "testDtypes"))
+
+add(scenario("pad_blocking_dequeue_up_to", ["Q-DEQ-5", "PAD-3"], [
+    padding("q", 10, ["int32"], [[None]]), *started("h", deq_up_to("q", 3)),
+    enq("q", [[1]]), enq("q", [[2, 3]]), pending("h"), enq("q", [[]]), wait("h"),
+], tf_test=PT + "testBlockingDequeueUpTo"))
+
+add(scenario("pad_big_dequeue_many", ["Q-DEQ-3", "PAD-3"], [
+    padding("q", 2, ["int32"], [[None]]), *started("h", deq_many("q", 4)),
+    enq("q", [[1]]), enq("q", [[2, 2]]), enq("q", [[3, 3, 3]]), enq("q", [[]]), wait("h"),
+], tf_test=PT + "testBigDequeueMany"))
+
+add(scenario("pq_inserting_non_int64_fails", ["PQ-3"], [
+    pq("q", 10, ["string"]), enq("q", [b"x", b"y"]), enq("q", [1.5, b"y"]),
+    enq("q", [True, b"t"]), deq("q"),
+], tf_test=PQT + "testInsertingNonInt64Fails"))
+
+add(scenario("pq_round_trip_fills_capacity_multithreaded", ["PQ-2", "PQ-4"], [
+    pq("q", 10, ["int64"]),
+    *[start(f"p{i}", enq_many("q", [[(7 * (5 * i + j)) % 20 for j in range(5)],
+                                     [5 * i + j for j in range(5)]])) for i in range(4)],
+    *[start(f"c{i}", deq_many("q", 5, rec="bagrows:b")) for i in range(4)],
+    *[wait(f"p{i}") for i in range(4)], *[wait(f"c{i}") for i in range(4)],
+    bag("b"), size("q"),
+], tf_test=PQT + "testRoundTripFillsCapacityMultiThreadedEnqueueAndDequeue"))
+
+add(scenario("pq_insert_many_read_many_multithreaded", ["PQ-2", "PQ-4"], [
+    pq("q", 100, ["int64"]),
+    *[start(f"p{i}", enq_many("q", [[(11 * (4 * i + j)) % 16 for j in range(4)],
+                                     [4 * i + j for j in range(4)]])) for i in range(4)],
+    *[wait(f"p{i}") for i in range(4)], size("q"),
+    *[start(f"c{i}", deq_many("q", 4, rec="bagrows:b")) for i in range(4)],
+    *[wait(f"c{i}") for i in range(4)], bag("b"),
+], tf_test=PQT + "testRoundTripInsertManyMultiThreadedReadManyMultithreadedSorts"))
 
 # The remaining scenario needs a subprocess on TF: TF 2.21 aborts the process.
 add(scenario("fifo_enqueue_many_rank0_without_shapes", ["Q-ENQ-5"], [

@@ -385,6 +385,18 @@ def qr_create(r: str, t: str, c: str | None = None, daemon: bool = False,
     return _step("qr_create", tag, id=r, t=t, c=c, daemon=daemon or None, start=start or None)
 
 
+def qr_add(r: str, tag: str | None = None) -> dict:
+    """``add_queue_runner(r)`` (TF: the graph's collection; coordkit: a registry of the
+    scenario's own, made current with ``queue_runner_scope``)."""
+    return _step("qr_add", tag, id=r)
+
+
+def qr_start_all(t: str, c: str | None = None, tag: str | None = None) -> dict:
+    """``start_queue_runners(coord=c)`` with its defaults (daemon, started); records the
+    thread names, daemon flags and whether they were started."""
+    return _step("qr_start_all", tag, t=t, c=c)
+
+
 def qr_exceptions(r: str, tag: str | None = None) -> dict:
     return _step("qr_exceptions", tag, id=r)
 

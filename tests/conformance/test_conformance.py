@@ -43,6 +43,12 @@ KNOWN_DISAGREEMENTS: dict[str, str] = {
         "to Tensor.'); coordkit raises InvalidArgumentError (a ValueError subclass) with the "
         "TF 1.x text. Not listed as a DEV-Q in specs/queues.md."
     ),
+    "pq_shapes_length_mismatch": (
+        "PriorityQueue(10, ['int32'], shapes=[(), ()]): TF says 'Queue shapes must have the "
+        "same length as dtypes, received len(shapes)=3, len(dtypes)=2' (the priority counted "
+        "on both sides); coordkit says '... same length as types, received len(shapes)=2, "
+        "len(types)=1'."
+    ),
 }
 
 
