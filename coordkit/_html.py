@@ -30,7 +30,15 @@ def _colour(kind: str) -> str:
 def render_html(events: Sequence[Any], thread_names: Sequence[str], *, title: str,
                 failure: str | None = None, trace: str | None = None) -> str:
     """The page for one recorded run (``RunReport.events`` and ``thread_names``)."""
-    ops = [e for e in events if e.kind != "block"]
+    ops = [e for e in events if e.kind not in ("block", "call")]
+    # The high-level operation (a queue's enqueue, a coordinator's join) each step belongs to.
+    within: dict[int, str] = {}
+    context: dict[int, str] = {}
+    for e in events:
+        if e.kind == "call":
+            within[e.tid] = e.target
+        elif e.kind != "block":
+            context[e.step] = within.get(e.tid, "")
     column = {}
     for e in ops:
         column.setdefault(e.step, len(column))
@@ -49,7 +57,7 @@ def render_html(events: Sequence[Any], thread_names: Sequence[str], *, title: st
     for e in events:
         if e.kind == "block":
             blocked_since[e.tid] = column.get(e.step, 0)
-        elif e.tid in blocked_since:
+        elif e.kind != "call" and e.tid in blocked_since:
             start = blocked_since.pop(e.tid)
             parts.append(_gap(e.tid, start, column[e.step], "parked"))
     for tid, start in blocked_since.items():
@@ -58,7 +66,10 @@ def render_html(events: Sequence[Any], thread_names: Sequence[str], *, title: st
         x = _LEFT + column[e.step] * (_BOX_W + _GAP)
         y = _TOP + e.tid * _LANE_H + (_LANE_H - _BOX_H) // 2
         failing = e.step == failing_step
-        tip = html.escape(f"step {e.step}: T{e.tid} {e.kind} {e.target} @ {e.where} (t={e.time:g}s)")
+        inside = f" (in {context[e.step]})" if context.get(e.step) else ""
+        tip = html.escape(
+            f"step {e.step}: T{e.tid} {e.kind} {e.target}{inside} @ {e.where} (t={e.time:g}s)"
+        )
         stroke = ' stroke="#d62728" stroke-width="3"' if failing else ""
         cls = "op failing" if failing else "op"
         parts.append(

@@ -424,6 +424,20 @@ class Execution:
                         thread=task.name)
             )
 
+    def note(self, operation: str, target: Any) -> None:
+        """Record (not schedule) the start of a high-level operation by the current thread."""
+        task = self.current
+        if task is None or self.killing:
+            return
+        label = getattr(target, "_ck_label", None)
+        if label is None:
+            name = getattr(target, "name", None)
+            label = type(target).__name__ + (f" {name!r}" if isinstance(name, str) else "")
+        self.events.append(
+            Event(self.steps + 1, task.tid, "call", f"{operation} {label}", where(sys._getframe(1)),
+                  self.clock.now)
+        )
+
     def _record(self, task: Task, kind: str, target: Any) -> None:
         label = getattr(target, "_ck_label", None) or ("" if target is None else str(target))
         self.events.append(

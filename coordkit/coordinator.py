@@ -180,6 +180,7 @@ class Coordinator:
             TypeError: ``ex`` is none of the three accepted forms (COORD-18).
             BaseException: the exception itself, after ``join()`` (COORD-7).
         """
+        sync.note("request_stop", self)
         handled = sys.exc_info()
         self._check_stop_reason(ex)
         ex = self._filter(ex)
@@ -223,6 +224,7 @@ class Coordinator:
 
         The registered threads are kept.
         """
+        sync.note("clear_stop", self)
         with self._lock:
             self._joined = False
             self._exc_info = None
@@ -291,6 +293,7 @@ class Coordinator:
             RuntimeError: threads outlived the grace period.
             BaseException: the exception recorded by ``request_stop``.
         """
+        sync.note("join", self)
         grace = _check_timeout(stop_grace_period_secs, "join(stop_grace_period_secs)")
         if grace is not None and grace < 0:
             raise ValueError(f"join(stop_grace_period_secs) must be >= 0; got {stop_grace_period_secs!r}")

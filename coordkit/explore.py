@@ -62,7 +62,8 @@ class RunReport:
 
     def table(self) -> str:
         """The run as a table: one row per step, one column per thread."""
-        failing = self.events[-1].step if self.failure is not None and self.events else None
+        steps = [e.step for e in self.events if e.kind != "call"]
+        failing = steps[-1] if self.failure is not None and steps else None
         return render_table(self.events, self.thread_names, failing_step=failing)
 
 

@@ -693,6 +693,7 @@ class QueueBase:
         DeadlineExceededError if ``timeout`` seconds pass first (``timeout=0``:
         never wait).  Calls waiting for room are served in arrival order.
         """
+        sync.note("enqueue", self)
         element = vals if self._raw else self._sig.element(vals)
         deadline = None if timeout is None else _deadline(timeout)
         with self._mutex:
@@ -711,6 +712,7 @@ class QueueBase:
         stay if the call fails or times out half way.  An empty batch succeeds at
         once, even on a closed queue.  Errors as for ``enqueue``.
         """
+        sync.note("enqueue_many", self)
         items = self._sig.elements(vals)
         deadline = None if timeout is None else _deadline(timeout)
         if not items:
@@ -746,6 +748,7 @@ class QueueBase:
         DeadlineExceededError if ``timeout`` seconds pass first (``timeout=0``:
         never wait).  Calls waiting for elements are served in arrival order.
         """
+        sync.note("dequeue", self)
         deadline = None if timeout is None else _deadline(timeout)
         with self._mutex:
             if not self._dequeue_waiters and len(self._queue) > self._reserve:
@@ -769,12 +772,14 @@ class QueueBase:
         closed with too few elements, it puts back what it took, at the front in
         order, and raises OutOfRangeError.  A timeout puts them back too.
         """
+        sync.note("dequeue_many", self)
         return self._dequeue_batch(n, timeout, up_to=False)
 
     def dequeue_up_to(self, n: int, timeout: float | None = None) -> Any:
         """Like ``dequeue_many`` while the queue is open; once it is closed,
         return whatever is left (1 to ``n`` elements), or raise OutOfRangeError
         if nothing is left."""
+        sync.note("dequeue_up_to", self)
         return self._dequeue_batch(n, timeout, up_to=True)
 
     def _dequeue_batch(self, n: int, timeout: float | None, up_to: bool) -> Any:
@@ -819,6 +824,7 @@ class QueueBase:
         Waiting dequeues are never cancelled; they get what is left or
         OutOfRangeError.
         """
+        sync.note("close", self)
         deadline = None if timeout is None else _deadline(timeout)
         with self._mutex:
             if cancel_pending_enqueues:
@@ -839,6 +845,7 @@ class QueueBase:
 
     def is_closed(self) -> bool:
         """Whether a close has taken effect (a queued plain close has not)."""
+        sync.note("is_closed", self)
         with self._mutex:
             return self._closed
 

@@ -29,6 +29,7 @@ __all__ = [
     "Thread",
     "current_thread",
     "monotonic",
+    "note",
     "perf_counter",
     "sleep",
     "time",
@@ -104,6 +105,14 @@ def current_thread() -> threading.Thread:
     """The ``Thread`` object of the caller."""
     ex = controller()
     return real_current_thread() if ex is None else ex.current_thread_object()
+
+
+def note(operation: str, target: Any) -> None:
+    """Mark the start of a high-level operation (``enqueue`` on a queue, ``join`` on a
+    coordinator) so that recorded runs show it; costs nothing outside a recording run."""
+    ex = controller()
+    if ex is not None and ex.record:
+        ex.note(operation, target)
 
 
 def sleep(seconds: float) -> None:

@@ -155,10 +155,14 @@ def render_table(events: Sequence, thread_names: Sequence[str], *, failing_step:
     rows = [header]
     for ev in events:
         cells = [""] * ntask
+        if ev.kind == "call":  # a high-level operation begins (recorded, not a step)
+            cells[ev.tid] = f"» {ev.target}"[:width]
+            rows.append([" ", *cells])
+            continue
         text = f"blocks on {ev.target}" if ev.kind == "block" else f"{ev.kind} {ev.target}".strip()
         cells[ev.tid] = f"{text} @ {ev.where.split(' in ')[0]}"[:width]
         mark = ">" if failing_step is not None and ev.step == failing_step else " "
-        rows.append([f"{mark}{ev.step}"] + cells)
+        rows.append([f"{mark}{ev.step}", *cells])
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []
     for k, r in enumerate(rows):
