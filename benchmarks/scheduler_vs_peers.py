@@ -65,7 +65,7 @@ def _worker(cfg: dict[str, Any]) -> dict[str, Any]:
 
     prog = PROGRAMS[cfg["program"]]
     tool, strategy, budget, seed = cfg["tool"], cfg["strategy"], cfg["budget"], cfg["seed"]
-    out: dict[str, Any] = {"python": "%d.%d.%d" % sys.version_info[:3]}
+    out: dict[str, Any] = {"python": ".".join(map(str, sys.version_info[:3]))}
 
     if tool == "coordkit":
         import coordkit
@@ -186,9 +186,9 @@ class Outcome:
         n = 0
         for r in self.runs:
             v = r.get("verdict", "")
-            if bug == "hang" and v == "deadlock":
-                n += 1
-            elif bug == "assertion" and (v.startswith(("exception", "raised", "violation"))):
+            if (bug == "hang" and v == "deadlock") or (
+                bug == "assertion" and v.startswith(("exception", "raised", "violation"))
+            ):
                 n += 1
         return n
 
@@ -369,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     peer_version = _python_version(peer_python)
     if peer_version is None:
         print(f"warning: {peer_python} does not run; using {sys.executable}")
-        peer_python, peer_version = sys.executable, "%d.%d.%d" % sys.version_info[:3]
+        peer_python, peer_version = sys.executable, ".".join(map(str, sys.version_info[:3]))
     status = {
         "coordkit": _has_module(peer_python, "coordkit"),
         "it": _has_module(peer_python, "interleave_test"),
@@ -512,8 +512,9 @@ def _report(outcomes: list[Outcome], quick: bool) -> None:
             if o.config.tool == "coordkit":
                 walls = [r["wall"] for r in o.runs if r.get("wall") is not None]
                 if n < len(o.runs) or not walls or max(walls) >= 1.0:
-                    (slow_hyp if o.config.strategy == "hypothesis" else slow).append(f"{o.config.program} {o.config.label}: found {n}/{len(o.runs)}, "
-                                f"max wall {max(walls) if walls else float('nan'):.3f}s")
+                    where = slow_hyp if o.config.strategy == "hypothesis" else slow
+                    where.append(f"{o.config.program} {o.config.label}: found {n}/{len(o.runs)}, "
+                                 f"max wall {max(walls) if walls else float('nan'):.3f}s")
         _print_table(titles[section],
                      ["program", "tool / strategy (granularity)", "found", "schedules", "wall s",
                       "preemptions (shrunk)", "verdicts"], rows)
