@@ -1,0 +1,1 @@
+"""Example programs for coordkit (importable so tests can use them)."""

@@ -1,0 +1,75 @@
+""""The last worker out closes the queue", with an unlocked counter: it can close twice.
+
+Two parser workers each push their results into a shared FIFOQueue; the
+consumer reads until the queue is closed and drained.  Each worker, when
+finished, decrements a shared count of live workers and, if it reached zero,
+closes the queue::
+
+    live[0] -= 1
+    if live[0] == 0:
+        results.close()
+
+The decrement and the test are separate steps.  If both workers decrement
+before either tests, both see zero and both close, and the second plain
+``close()`` raises ``CancelledError: Queue 'results' is already closed.``
+(Q-CLOSE-2) in that worker (with a plain ``queue.Queue`` sentinel, the same
+pattern sends two sentinels).  There is no lock or queue operation between the
+two lines, so it shows up only when a thread can be switched between any two
+lines of user code: explore it with ``granularity="line"``.  A race: the
+round-robin schedule runs each worker's ending as one piece.  The fix: do the
+decrement and the test under one lock, and close outside it if this thread was
+the last.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from coordkit import FIFOQueue, OutOfRangeError
+
+EXPLORE = {"granularity": "line"}  # the window is between two plain lines (SCHED-2)
+KIND = "exception"  # CancelledError in a worker
+RULES = ("Q-CLOSE-2",)
+
+INPUTS = {"w0": ["1", "2"], "w1": ["3"]}
+
+
+def _parse_all(locked: bool) -> None:
+    results = FIFOQueue(capacity=4, name="results")
+    live = [len(INPUTS)]
+    lock = threading.Lock()
+
+    def worker(lines: list[str]) -> None:
+        for line in lines:
+            results.enqueue(int(line))
+        if locked:
+            with lock:
+                live[0] -= 1
+                last = live[0] == 0
+            if last:
+                results.close()
+        else:
+            live[0] -= 1
+            if live[0] == 0:
+                results.close()  # Q-CLOSE-2: the second close raises CancelledError
+
+    threads = [threading.Thread(target=worker, args=(lines,), name=name) for name, lines in INPUTS.items()]
+    for t in threads:
+        t.start()
+    total = 0
+    try:
+        while True:
+            total += results.dequeue()
+    except OutOfRangeError:
+        pass
+    for t in threads:
+        t.join()
+    assert total == 6
+
+
+def buggy() -> None:
+    _parse_all(locked=False)
+
+
+def fixed() -> None:
+    _parse_all(locked=True)
