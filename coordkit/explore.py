@@ -149,7 +149,6 @@ class _Worker:
         self._job: Callable[[], Any] | None = None
         self._result: Any = None
         self._error: BaseException | None = None
-        self._busy = False
         self._thread = threading.Thread(target=self._loop, name="coordkit-worker", daemon=True)
         self._thread.start()
 
@@ -168,12 +167,26 @@ class _Worker:
             except WatchdogTimeout:  # arrived just after the job ended
                 continue
 
-    def run(self, job: Callable[[], Any], timeout: float) -> Any:
-        """Run ``job`` on the worker; raise ``UncontrolledBlockingError`` if it overruns."""
+    def run(self, job: Callable[[], Any], timeout: float,
+            started: Callable[[], float | None] | None = None) -> Any:
+        """Run ``job`` on the worker; interrupt a run that overruns ``timeout`` seconds.
+
+        ``started()`` says when the run in progress began (None between runs); without
+        it the whole job is one run.  A run that cannot be interrupted is abandoned and
+        ``UncontrolledBlockingError`` says where it is stuck.
+        """
         self._job = job
+        job_started = sync.real_monotonic()
         self._go.release()
-        if self._done.acquire(timeout=timeout):
-            return self._finish()
+        poll = min(timeout, 0.25) if started is not None else timeout
+        while not self._done.acquire(timeout=poll):
+            began = job_started if started is None else started()
+            if began is not None and sync.real_monotonic() - began >= timeout:
+                return self._interrupt(timeout)
+        return self._finish()
+
+    def _interrupt(self, timeout: float) -> Any:
+        assert self._thread is not None
         ident = self._thread.ident
         ctypes.pythonapi.PyThreadState_SetAsyncExc(
             ctypes.c_ulong(ident), ctypes.py_object(WatchdogTimeout)
@@ -188,6 +201,10 @@ class _Worker:
             "interrupted: a thread is blocked outside the scheduler (an object created before "
             "the run, or a C extension that blocks). Where it is stuck:\n" + stack
         )
+
+    @property
+    def ident(self) -> int | None:
+        return None if self._thread is None else self._thread.ident
 
     def _finish(self) -> Any:
         if self._error is not None:
@@ -216,12 +233,19 @@ class _Options:
 
 
 class _Session:
-    """The patched stdlib and the worker thread, shared by the runs of one call."""
+    """The patched stdlib and the worker thread, shared by the runs of one call.
+
+    The caller hands the worker whole jobs (an exploration loop, a harness step);
+    runs inside a job execute directly on the worker, and the watchdog times each
+    run from ``run_started``.
+    """
 
     def __init__(self, options: _Options) -> None:
         self.options = options
         self._patch = StdlibPatch()
         self._worker: _Worker | None = None
+        self.run_started: float | None = None
+        self.current: Execution | None = None
 
     def __enter__(self) -> _Session:
         self._patch.__enter__()
@@ -232,13 +256,22 @@ class _Session:
             self._worker.close()
         self._patch.__exit__()
 
-    def call(self, job: Callable[[], Any]) -> Any:
-        """Run ``job`` on the worker thread under the wall-clock watchdog."""
+    def call(self, job: Callable[[], Any], *, per_run: bool = False) -> Any:
+        """Run ``job`` on the worker under the watchdog: the whole job is timed, or with
+        ``per_run`` each ``run`` inside it."""
         if self._worker is None or not self._worker.alive:
             self._worker = _Worker()
-        return self._worker.run(job, self.options.run_timeout)
+        started = (lambda: self.run_started) if per_run else None
+        return self._worker.run(job, self.options.run_timeout, started)
 
     def run(self, fn: Callable[[], Any], chooser: Chooser, *, record: bool = False) -> Execution:
+        """One controlled run of ``fn``; on the worker if called from outside it."""
+        worker = self._worker
+        if worker is None or _thread.get_ident() != worker.ident:
+            try:
+                return self.call(lambda: self.run(fn, chooser, record=record), per_run=True)
+            except UncontrolledBlockingError as exc:
+                return self._abandoned(exc)
         opts = self.options
         ex = Execution(
             chooser,
@@ -249,22 +282,21 @@ class _Session:
             line_granularity=opts.granularity == "line",
         )
         ex.invariant = opts.invariant
-
-        def job() -> Execution:
-            saved = fresh_thread_names()
-            try:
-                return ex.run(fn)
-            finally:
-                restore_thread_names(saved)
-
-        if self._worker is None or not self._worker.alive:
-            self._worker = _Worker()
+        self.current = ex
+        saved = fresh_thread_names()
+        self.run_started = sync.real_monotonic()
         try:
-            return self._worker.run(job, opts.run_timeout)
-        except UncontrolledBlockingError as exc:
-            ex.failure = Failure("timeout", str(exc).split("\n", 1)[0], exception=exc,
-                                 details=str(exc))
-            return ex
+            return ex.run(fn)
+        finally:
+            self.run_started = None
+            restore_thread_names(saved)
+
+    def _abandoned(self, exc: UncontrolledBlockingError) -> Execution:
+        """The run the worker was abandoned in, marked as a timeout failure."""
+        ex = self.current
+        assert ex is not None
+        ex.failure = Failure("timeout", str(exc).split("\n", 1)[0], exception=exc, details=str(exc))
+        return ex
 
 
 # -- shrinking ------------------------------------------------------------------
@@ -283,7 +315,7 @@ def _shrink(session: _Session, fn: Callable[[], Any], failure: Failure, choices:
     """Greedily make ``choices`` smaller (fewer non-zero entries, smaller values) while the
     same kind of failure still happens.  Returns the smallest choices and the runs used."""
     runs = 0
-    deadline = time.monotonic() + time_budget
+    deadline = sync.real_monotonic() + time_budget
 
     def fails(candidate: list[int]) -> bool:
         nonlocal runs
@@ -292,7 +324,7 @@ def _shrink(session: _Session, fn: Callable[[], Any], failure: Failure, choices:
         return ex.chooser_error is None and _same_failure(failure, ex.failure)
 
     def budget_left() -> bool:
-        return runs < max_runs and time.monotonic() < deadline
+        return runs < max_runs and sync.real_monotonic() < deadline
 
     best = list(choices)
     while best and best[-1] == 0:
@@ -442,39 +474,51 @@ def explore(
     if strategy == "hypothesis":
         return _explore_with_hypothesis(fn, options, max_schedules, seed, shrink, time_budget)
     scheduler = make_scheduler(strategy, seed=seed, depth=depth, max_preemptions=max_preemptions)
-    started = time.monotonic()
+    clock = sync.real_monotonic
+    started = clock()
     deadline = None if time_budget is None else started + time_budget
-    runs = pruned = 0
-    found: Execution | None = None
+    state = {"runs": 0, "pruned": 0}
     leaked: list[str] = []
-    with _Session(options) as session:
-        while runs < max_schedules:
-            scheduler.begin(runs)
+
+    def loop() -> Execution | None:
+        # Runs on the worker thread: one hand-off per exploration, not per schedule.
+        while state["runs"] < max_schedules:
+            scheduler.begin(state["runs"])
             ex = session.run(fn, scheduler)
-            runs += 1
+            state["runs"] += 1
             scheduler.end(ex)
-            leaked += ex.leaked
+            leaked.extend(ex.leaked)
             if progress is not None:
-                progress(runs, time.monotonic() - started)
+                progress(state["runs"], clock() - started)
             if ex.chooser_error is not None:
                 raise ex.chooser_error
-            pruned += ex.pruned
+            state["pruned"] += ex.pruned
             if ex.failure is not None:
-                found = ex
-                break
-            if scheduler.exhausted or (deadline is not None and time.monotonic() > deadline):
-                break
+                return ex
+            if scheduler.exhausted or (deadline is not None and clock() > deadline):
+                return None
+        return None
+
+    with _Session(options) as session:
+        try:
+            found = session.call(loop, per_run=True)
+        except UncontrolledBlockingError as exc:
+            found = session._abandoned(exc)
+            state["runs"] += 1
         failure = None
         if found is not None:
-            failure = _report(session, fn, found, runs, shrink, scheduler.name, seed)
+            failure = session.call(
+                lambda: _report(session, fn, found, state["runs"], shrink, scheduler.name, seed),
+                per_run=True,
+            )
     return ExploreResult(
         failure=failure,
-        schedules_run=runs,
+        schedules_run=state["runs"],
         exhausted=scheduler.exhausted and found is None,
         strategy=scheduler.name,
         seed=seed,
-        elapsed=time.monotonic() - started,
-        pruned=pruned,
+        elapsed=clock() - started,
+        pruned=state["pruned"],
         leaked_threads=leaked,
     )
 
@@ -488,7 +532,10 @@ def _report(session: _Session, fn: Callable[[], Any], found: Execution, runs: in
     if shrink and found.failure.kind != "timeout":
         choices, used = _shrink(session, fn, found.failure, choices, max_runs=2000, time_budget=10.0)
         shrink_runs += used
-    final = session.run(fn, ReplayScheduler(choices, strict=False), record=True)
+    if found.failure.kind == "timeout":
+        final = found  # replaying it would only hit the wall-clock budget again
+    else:
+        final = session.run(fn, ReplayScheduler(choices, strict=False), record=True)
     if not _same_failure(found.failure, final.failure):
         # The program does not fail the same way twice (it reads real time or randomness):
         # report the failure as found, without a recorded table.
@@ -531,7 +578,7 @@ def _explore_with_hypothesis(fn: Callable[[], Any], options: _Options, max_sched
 
     from coordkit.strategies import schedules
 
-    started = time.monotonic()
+    started = sync.real_monotonic()
     runs = 0
     first: list[Execution] = []
 
@@ -561,16 +608,19 @@ def _explore_with_hypothesis(fn: Callable[[], Any], options: _Options, max_sched
                 if _same_failure(first[0].failure, ex.failure):  # type: ignore[arg-type]
                     raise _Found(choices)
 
-        try:
-            body()
-        except _Found as found_exc:
-            choices = found_exc.args[0]
-            ex = session.run(fn, ReplayScheduler(choices.values, strict=False))
-            if ex.failure is None:
-                ex = first[0]
-            failure = _report(session, fn, ex, runs, shrink, "hypothesis", seed)
-            return ExploreResult(failure, runs, False, "hypothesis", seed, time.monotonic() - started)
-    return ExploreResult(None, runs, False, "hypothesis", seed, time.monotonic() - started)
+        def job() -> FoundFailure | None:
+            try:
+                body()
+            except _Found as found_exc:
+                choices = found_exc.args[0]
+                ex = session.run(fn, ReplayScheduler(choices.values, strict=False))
+                if ex.failure is None:
+                    ex = first[0]
+                return _report(session, fn, ex, runs, shrink, "hypothesis", seed)
+            return None
+
+        failure = session.call(job, per_run=True)
+    return ExploreResult(failure, runs, False, "hypothesis", seed, sync.real_monotonic() - started)
 
 
 def replay(

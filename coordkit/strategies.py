@@ -42,5 +42,8 @@ def schedules(
     _positive_int("max_switches", max_switches)
     _positive_int("max_gap", max_gap)
     _positive_int("max_value", max_value)
-    switch = st.tuples(st.integers(0, max_gap), st.integers(1, max_value))
+    # Most programs have few choice points between the switches that matter: favour
+    # short gaps, but keep long ones reachable.
+    gap = st.one_of(st.integers(0, min(8, max_gap)), st.integers(0, max_gap))
+    switch = st.tuples(gap, st.integers(1, max_value))
     return st.lists(switch, max_size=max_switches).map(_expand)

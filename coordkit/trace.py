@@ -145,7 +145,7 @@ class Schedule:
 
 
 def render_table(events: Sequence, thread_names: Sequence[str], *, failing_step: int | None = None,
-                 width: int = 34) -> str:
+                 width: int = 44) -> str:
     """Draw a run as a table: one row per step, one column per thread.
 
     Each cell shows the operation and the source line of the user's code that did it.
