@@ -14,7 +14,6 @@ import ctypes
 import random
 import sys
 import threading
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
