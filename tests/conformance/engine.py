@@ -513,6 +513,28 @@ class Engine:
 
         return fn
 
+    def op_exc_identity(self, st: State, step: dict) -> Callable[[], Any]:
+        """Report an exception, then check that join() and raise_requested_exception()
+        raise that very object (COORD-17)."""
+
+        def fn() -> dict:
+            c = st.coords[step["c"]]
+            ex = self.make_exc(step["ex"])
+            try:
+                raise ex
+            except BaseException as e:
+                c.request_stop(e)
+            out = {}
+            for what, call in (("join", c.join), ("raise_requested", c.raise_requested_exception)):
+                try:
+                    call()
+                    out[what] = "returned"
+                except BaseException as e:
+                    out[what] = "same object" if e is ex else f"other: {type(e).__name__}"
+            return out
+
+        return fn
+
     def op_register(self, st: State, step: dict) -> Callable[[], Any]:
         def fn() -> None:
             for t in st.thread_list([step["t"]]):

@@ -50,7 +50,7 @@ FORMAT = 1
 # Bump when the TF driver changes what it records for an unchanged scenario.
 DRIVER_VERSION = 1
 DEFAULT_OUT = HERE / "tf_outcomes.json"
-SETTLE = 0.5  # seconds a background TF op must stay unfinished to count as blocked
+SETTLE = 1.0  # seconds a background TF op must stay unfinished to count as blocked
 
 
 def record_checksum(entries: dict) -> str:
@@ -386,11 +386,17 @@ def record(names: list[str] | None = None, verbose: bool = True) -> dict:
             continue
         entry = run_in_subprocess(s["name"]) if s["tf_subprocess"] else {"outcomes": eng.run(s)}
         entry["hash"] = scenario_hash(s)
+        entry["tensorflow"] = backend.version
+        entry["recorded_at"] = _now()
         entries[s["name"]] = entry
         if verbose:
             flag = " CRASHED" if "crashed" in entry else ""
             print(f"recorded {s['name']}{flag}", file=sys.stderr, flush=True)
     return {"tensorflow": backend.version, "entries": entries}
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def write(path: Path, tf_version: str, entries: dict) -> None:
@@ -401,7 +407,7 @@ def write(path: Path, tf_version: str, entries: dict) -> None:
         "driver_version": DRIVER_VERSION,
         "tensorflow": tf_version,
         "python": platform.python_version(),
-        "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "recorded_at": _now(),
         "settle_seconds": SETTLE,
         "checksum": record_checksum(entries),
         "scenarios": entries,

@@ -30,6 +30,7 @@ from .steps import (
     enq,
     enq_many,
     exc,
+    exc_identity,
     fifo,
     insufficient,
     is_closed,
@@ -322,6 +323,10 @@ add(scenario("coord_records_handled_exception", ["COORD-5"], [
 
 add(scenario("coord_request_stop_tuple", ["COORD-5", "COORD-15"], [
     coord(), request_stop(ex=exc("RuntimeError", "t", "tuple")), raise_requested(), join(),
+]))
+
+add(scenario("coord_raises_the_same_object", ["COORD-15", "COORD-16", "COORD-17"], [
+    coord(), exc_identity(), joined(), should_stop(),
 ]))
 
 # ======================================================================================

@@ -275,6 +275,12 @@ def stop_on_exception(c: str = "c", ex: dict | None = None, tag: str | None = No
     return _step("stop_on_exception", tag, c=c, ex=ex)
 
 
+def exc_identity(c: str = "c", ex: dict | None = None) -> dict:
+    """Report ``ex`` (raised, passed from its handler), then record whether ``join`` and
+    ``raise_requested_exception`` raise that same object."""
+    return _step("exc_identity", c=c, ex=ex or {"cls": "ValueError", "msg": "same"})
+
+
 def register(c: str, t: str) -> dict:
     return _step("register", c=c, t=t)
 
