@@ -157,11 +157,9 @@ class SignalStop:
         except queue.Empty:
             pass
         with self._lock:
-            if self._exiting:
-                return
-            logger.error("The threads did not finish within %s of %s: stopping at once", grace, name)
-            # Runs our handler in the main thread as if the signal came again (SIG-4).
-            _thread.interrupt_main(signum)
+            if not self._exiting:
+                logger.error("The threads did not finish within %s of %s: stopping at once", grace, name)
+                _interrupt_main(signum)  # our handler takes it as the second signal (SIG-4)
 
     # -- the block ----------------------------------------------------------------------------
 
@@ -188,8 +186,14 @@ class SignalStop:
         return self
 
     def _restore(self) -> None:
+        """Put the previous handlers back and end the helper thread (SIG-5, SIG-6)."""
         with self._lock:
-            self._exiting = True
+            self._exiting = True  # from here on the handler ignores every signal
+        if hasattr(signal, "pthread_sigmask"):
+            # Any syscall will do: a signal the helper thread sent to this thread
+            # before it saw _exiting is delivered on return, to our handler, not
+            # to the previous one (which might end the process).
+            signal.pthread_sigmask(signal.SIG_BLOCK, [])
         errors: list[BaseException] = []
         for signum, previous in reversed(list(self._previous.items())):
             # None: installed from C; it cannot be put back from Python.
@@ -216,7 +220,28 @@ class SignalStop:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._restore()
+        # A second signal can still raise here, before _restore() marks the
+        # block as ending: restore anyway, then let that interrupt go on.
+        interrupt: BaseException | None = None
+        while True:
+            try:
+                self._restore()
+                break
+            except (KeyboardInterrupt, SystemExit) as e:
+                if interrupt is None:
+                    interrupt = e
+        if interrupt is not None:
+            raise interrupt
+
+
+def _interrupt_main(signum: int) -> None:
+    """Deliver ``signum`` to the main thread, interrupting a blocking wait there."""
+    if hasattr(signal, "pthread_kill"):
+        # A real signal: it also breaks a lock acquire the main thread is blocked in,
+        # which _thread.interrupt_main() alone would not.
+        signal.pthread_kill(threading.main_thread().ident, signum)  # type: ignore[arg-type]
+    else:  # pragma: no cover - Windows
+        _thread.interrupt_main(signum)
 
 
 def stop_on_signals(
