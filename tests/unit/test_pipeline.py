@@ -118,7 +118,8 @@ def monitored(op):
 
 
 def test_ops_are_named_callables_and_producers_return_queues():
-    """PIPE-7: helpers return Ops (named zero-argument callables) or, for input_producer, the queue."""
+    """PIPE-7, DEV-PIPE-1: no graph, no session: helpers return Ops (named zero-argument callables)
+    or, for input_producer, the queue itself."""
     q = input_producer(FILES, shuffle=False)
     assert isinstance(q, FIFOQueue)
     get_batch = batch(q.dequeue, 2)

@@ -200,7 +200,7 @@ def test_nested_blocks_restore_in_order():
 
 
 def test_a_chosen_signal_round_trip_in_process():
-    """SIG-2, SIG-3, SIG-6: with signals=[SIGUSR1], the first SIGUSR1 stops the coordinator, the
+    """SIG-2, SIG-3, SIG-5: with signals=[SIGUSR1], the first SIGUSR1 stops the coordinator, the
     second raises SystemExit(128 + SIGUSR1); SIGINT is left alone."""
     before = signal.getsignal(signal.SIGUSR1)
     sigint = signal.getsignal(signal.SIGINT)
@@ -213,6 +213,38 @@ def test_a_chosen_signal_round_trip_in_process():
     assert info.value.code == 128 + signal.SIGUSR1
     assert stopper.received == [signal.SIGUSR1, signal.SIGUSR1]
     assert signal.getsignal(signal.SIGUSR1) == before
+
+
+def test_the_handler_ignores_signals_once_the_exit_has_started():
+    """SIG-6: a signal that still reaches coordkit's handler after the exit began (one the helper
+    thread sent just before) is ignored: no stop, no exception, nothing recorded."""
+    coord = Coordinator()
+    with stop_on_signals(coord, signals=[signal.SIGUSR1]) as stopper:
+        handler = signal.getsignal(signal.SIGUSR1)
+    for _ in range(2):
+        assert handler(signal.SIGUSR1, None) is None
+    assert stopper.received == [] and not coord.should_stop()
+
+
+def test_a_signal_landing_at_the_start_of_the_exit_still_restores():
+    """SIG-6, SIG-5: a second signal raising inside the exit, before it is marked as ending, does
+    not leave coordkit's handlers installed: they are restored, then the interrupt goes on."""
+    before = signal.getsignal(signal.SIGINT)
+    stopper = stop_on_signals(Coordinator())
+    real_restore = stopper._restore
+    calls = []
+
+    def restore_hit_by_a_signal():
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # as the handler would, for a second SIGINT
+        real_restore()
+
+    stopper._restore = restore_hit_by_a_signal
+    with pytest.raises(KeyboardInterrupt), stopper:
+        pass
+    assert calls == [1, 1]
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 def test_only_in_the_main_thread():
