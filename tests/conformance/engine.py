@@ -370,6 +370,10 @@ class Engine:
             return ["ok", sorted(value, key=_sort_key)]
         if rec == "len":
             return ["ok", len(value)]
+        if rec.startswith("keep:"):
+            # kept for a later ``same`` step, not recorded (its value is backend-specific)
+            st.extra.setdefault("kept", {})[rec[5:]] = value
+            return ["ok", f"<kept as {rec[5:]}>"]
         if rec.startswith("bagrows:"):
             # a multi-component batch comes as one list per component: bag its rows
             name = rec[len("bagrows:"):]
@@ -601,6 +605,10 @@ class Engine:
 
     def op_daemon(self, st: State, step: dict) -> Callable[[], Any]:
         return lambda: [bool(t.daemon) for t in st.thread_list([step["t"]])]
+
+    def op_same(self, st: State, step: dict) -> Callable[[], Any]:
+        kept = st.extra.get("kept", {})
+        return lambda: kept[step["a"]] == kept[step["b"]]
 
     def op_set_event(self, st: State, step: dict) -> Callable[[], Any]:
         return lambda: st.event(step["e"]).set()

@@ -59,6 +59,7 @@ from .steps import (
     register,
     request_stop,
     rsq,
+    same,
     scenario,
     set_event,
     should_stop,
@@ -562,7 +563,7 @@ add(scenario("fifo_enqueue_dict_without_names", ["Q-API-4"], [
 add(scenario("fifo_dequeue_order", ["Q-DEQ-1"], [
     fifo("q", 10, ["float32"]), enq("q", [10.0]), enq("q", [20.0]), enq("q", [30.0]),
     deq("q"), deq("q"), deq("q"),
-], tf_test=FQ + "testDequeue"))
+], tf_test=FQ + "testDequeue+GPUCompatibleFIFOQueueTests.testEnqueueDequeue"))
 
 add(scenario("fifo_multi_enqueue_and_dequeue", ["Q-DEQ-1", "Q-API-5"], [
     fifo("q", 10, ["int32", "float32"]),
@@ -637,7 +638,7 @@ add(scenario("fifo_enqueue_dequeue_many_wrong_shape", ["Q-ENQ-1"], [
 add(scenario("fifo_enqueue_wrong_shape_scalar", ["Q-ENQ-1"], [
     fifo("q", 10, ["int32"], [[2]]), enq("q", [[1, 2, 3]]),
     enq_many("q", [[[1, 2, 3], [3, 4, 5]]]), size("q"),
-], note="[TF Q2]"))
+], tf_test=FQ + "testEnqueueWrongShape", note="[TF Q2] (fed at run time: the kernel's message)"))
 
 add(scenario("fifo_ragged_value", ["Q-API-4"], [
     fifo("q", 10, ["int32"], [[2]]), enq_many("q", [[[1, 2], [3, 4, 5]]]), enq("q", [[[1], []]]),
@@ -1576,6 +1577,55 @@ add(scenario("pq_insert_many_read_many_multithreaded", ["PQ-2", "PQ-4"], [
     *[start(f"c{i}", deq_many("q", 4, rec="bagrows:b")) for i in range(4)],
     *[wait(f"c{i}") for i in range(4)], bag("b"),
 ], tf_test=PQT + "testRoundTripInsertManyMultiThreadedReadManyMultithreadedSorts"))
+
+add(scenario("fifo_queues_dont_share", ["Q-API-1"], [
+    fifo("q1", 10, ["int32"]), fifo("q2", 10, ["int32"]), enq("q1", [1]), enq("q2", [2]),
+    size("q1"), size("q2"), deq("q2"), deq("q1"), close("q1"), is_closed("q2"),
+], tf_test=FQ + "testQueuesDontShare"))
+
+add(scenario("pad_dequeue_up_to_variable_input_no_blocking", ["PAD-3", "Q-DEQ-5"], [
+    padding("q", 10, ["int32", "string"], [[None], [None, 2]]),
+    enq("q", [[1], [[b"a", b"b"]]]), enq("q", [[1, 2, 3], []]), enq("q", [[], [[b"c", b"d"]] * 3]),
+    deq_up_to("q", 2), close("q"), deq_up_to("q", 2),
+], tf_test=PT + "testMultiDequeueUpToPartiallyKnownShapesAndVariableInputNoBlocking"))
+
+add(scenario("pad_unknown_rank", ["PAD-1"], [
+    padding("q", 10, ["int32"], [None]),
+], tf_test=PT + "testUnknownRank"))
+
+add(scenario("pq_round_trip_insert_once_read_once_sorts", ["PQ-2", "PQ-4"], [
+    pq("q", 100, ["string", "int64"]),
+    enq_many("q", [_PRIOS, [f"s{p}".encode() for p in _PRIOS], [-p for p in _PRIOS]]),
+    deq_many("q", 20),
+], tf_test=PQT + "testRoundTripInsertOnceReadOnceSorts"))
+
+add(scenario("pq_round_trip_insert_many_multithreaded_read_once", ["PQ-2", "PQ-4"], [
+    pq("q", 100, ["int64"]),
+    *[start(f"p{i}", enq_many("q", [_PRIOS[5 * i:5 * i + 5], _PRIOS[5 * i:5 * i + 5]]))
+      for i in range(4)],
+    *[wait(f"p{i}") for i in range(4)], deq_many("q", 20),
+], tf_test=PQT + "testRoundTripInsertManyMultiThreadedReadOnceSorts"))
+
+add(scenario("rsq_dequeue_in_different_orders", ["RSQ-5"], [
+    rsq("a", 10, 5, ["int32"], seed=1729), rsq("b", 10, 5, ["int32"], seed=87539319),
+    rsq("c", 10, 5, ["int32"], seed=1729),
+    *[enq_many(q, [[1, 2, 3, 4, 5]]) for q in "abc"],
+    *[enq_many(q, [[6, 7, 8, 9, 10]]) for q in "abc"],
+    *[deq_many(q, 5, rec=f"keep:{q}1") for q in "abc"],
+    *[close(q) for q in "abc"],
+    *[deq_many(q, 5, rec=f"keep:{q}2") for q in "abc"],
+    same("a1", "b1"), same("a2", "b2"), same("a1", "c1"), same("a2", "c2"),
+], tf_test=RT + "testDequeueManyInDifferentOrders",
+   note="RSQ-5/DEV-Q-4: orders are not TF's, but differ between seeds and repeat per seed"))
+
+add(scenario("rsq_dequeue_up_to_and_single_in_different_orders", ["RSQ-5"], [
+    rsq("a", 10, 5, ["int32"], seed=1729), rsq("b", 10, 5, ["int32"], seed=87539319),
+    *[enq_many(q, [list(range(1, 11))]) for q in "ab"],
+    *[deq_up_to(q, 5, rec=f"keep:{q}1") for q in "ab"],
+    *[close(q) for q in "ab"],
+    *[deq(q, rec=f"keep:{q}2") for q in "ab"],
+    same("a1", "b1"),
+], tf_test=RT + "testDequeueUpToInDifferentOrders+testDequeueInDifferentOrders"))
 
 # The remaining scenario needs a subprocess on TF: TF 2.21 aborts the process.
 add(scenario("fifo_enqueue_many_rank0_without_shapes", ["Q-ENQ-5"], [

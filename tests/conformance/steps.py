@@ -25,8 +25,10 @@ whose sorted contents are recorded at the end.
 Values are Python data: ints, floats (exactly representable in float32), bools,
 bytes, nested lists. A value passed to ``enq`` is exactly what both backends pass
 to ``enqueue``: a list of components (``[5]``, ``[1.0, b"x"]``) or a dict for a
-queue with names. An empty list in an ``enqueue_many`` batch is an empty batch of
-the queue's element shape.
+queue with names. A component given as ``[]`` is read as an empty array of the
+component's shape (for ``enqueue_many``: a batch of 0 elements; for ``enqueue``: a
+leading dimension of 0), because a Python list cannot show the sizes below an empty
+dimension (coordkit's Q-API-4 reads it the same way; TF gets a numpy array).
 
 Nothing here imports TensorFlow or coordkit; the data is hashed (``scenario_hash``)
 so that a recorded TF outcome is tied to the exact steps it was recorded from.
@@ -214,6 +216,12 @@ def wait(h: str, tag: str | None = None, cap: float | None = None) -> dict:
 def started(h: str, op: dict) -> list:
     """Start ``op`` in the background and check that it blocks."""
     return [start(h, op), pending(h)]
+
+
+def same(a: str, b: str, tag: str | None = None) -> dict:
+    """Whether the values kept with ``rec="keep:a"`` and ``rec="keep:b"`` are equal
+    (compares two runs of one backend, e.g. two seeds, without recording the values)."""
+    return _step("same", tag, a=a, b=b)
 
 
 def bag(name: str = "bag", tag: str | None = None) -> dict:
