@@ -476,7 +476,7 @@ class MonitoredRun:
     """Start the registered queue runners under a Coordinator; stop and join on exit.
 
     The coordkit counterpart of ``MonitoredSession`` and
-    ``Supervisor.managed_session`` (MON-1..7)::
+    ``Supervisor.managed_session`` (MON-1..8)::
 
         with MonitoredRun(grace_period_secs=120) as run:
             while not run.should_stop():
@@ -489,11 +489,13 @@ class MonitoredRun:
     * ``should_stop()`` asks the coordinator (MON-3).
     * An ``OutOfRangeError`` or ``StopIteration`` leaving the body is the end
       of the input: a clean stop, not re-raised (MON-4).
-    * Leaving, however it happens, requests a stop and joins the threads with
-      ``grace_period_secs`` (MON-5), then raises the first real exception: one
-      a thread reported to the coordinator before the body failed, else the
-      body's own; threads still alive after the grace period raise
+    * Leaving requests a stop and joins the threads with ``grace_period_secs``
+      (MON-5), then raises the first real exception: one a thread reported to
+      the coordinator before the body failed, else the body's own, even after
+      an earlier clean stop; threads still alive after the grace period raise
       RuntimeError unless ``ignore_live_threads`` (MON-6, MON-7).
+    * A KeyboardInterrupt or SystemExit leaving the body requests the stop and
+      goes on at once, without waiting for the threads (MON-8).
 
     Args:
         grace_period_secs: how long the threads get to finish after the stop

@@ -173,6 +173,22 @@ def test_grace_period_expiry_is_a_second_signal(child, sig, marker):
     assert any("did not finish within 0.2 s" in line for line in c.stderr)
 
 
+def test_first_signal_ends_an_endless_pipeline_cleanly(child):
+    """SIG-2, MON-3, MON-5: stop_on_signals(run.coord) inside a MonitoredRun: the first SIGINT stops
+    an endless pipeline; the loop ends, the run joins every runner thread, nothing is raised."""
+    c = child("pipeline")
+    c.expect("READY")
+    c.send(signal.SIGINT)
+    c.expect("STOP_REQUESTED")
+    c.expect("JOINED")
+    assert c.expect("ALIVE") == "ALIVE 0 of 5"  # two producer threads, three batch threads
+    assert c.expect("RECEIVED") == "RECEIVED SIGINT"
+    assert c.expect("RESTORED") == "RESTORED True True"
+    c.send(signal.SIGINT)
+    c.expect("DEFAULT_HANDLER")
+    assert c.finish() == 0
+
+
 # -- in process ------------------------------------------------------------------------------------
 
 
