@@ -30,6 +30,7 @@ pipeline inside the controlled run that uses it, as with the queues.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import numbers
@@ -560,7 +561,15 @@ class MonitoredRun:
         self._coord = coord = Coordinator()
         registry = get_queue_runner_registry()
         if registry.get(self._collection):
-            self._threads = registry.start(coord=coord, collection=self._collection)
+            try:
+                self._threads = registry.start(coord=coord, collection=self._collection)
+            except BaseException:
+                # A runner refused (its earlier threads still run): stop the ones
+                # already started, which would otherwise wait for a stop for ever.
+                coord.request_stop()
+                with contextlib.suppress(Exception):
+                    coord.join(stop_grace_period_secs=self._grace_period_secs, ignore_live_threads=True)
+                raise
         return self
 
     def __exit__(

@@ -385,6 +385,7 @@ def test_batch_final_partial_batch_on_real_threads():
             batches.append(get_batch())
     assert batches == TF_I2_ALLOW_SMALLER
     assert not any(t.is_alive() for t in run.threads)
+    assert q.is_closed() and get_batch.queue.is_closed()  # DEV-PIPE-1: a pipeline serves one run
 
 
 def test_batch_runners_and_thread_names_conformance_i2(fresh_registry):
@@ -686,6 +687,21 @@ def test_monitored_run_starts_registered_runners_as_daemons(fresh_registry):
         assert list(registered) == run.threads
         assert q.dequeue(timeout=CAP) == "a"
     assert not any(t.is_alive() for t in run.threads)
+
+
+def test_a_runner_that_refuses_to_start_leaves_nothing_running(fresh_registry):
+    """MON-2, RUNNER-OLD-2: if a runner refuses (its earlier threads were created and still count),
+    entering raises its RuntimeError and the threads already started are stopped and joined."""
+    before = set(threading.enumerate())
+    q = input_producer(range(3), shuffle=False)  # starts fine; would run for ever
+    stale = coordkit.QueueRunner(FIFOQueue(1, name="stale"), [lambda: None])
+    stale.create_threads()  # never started: its count blocks every later start
+    fresh_registry.add(stale)
+    run = MonitoredRun(grace_period_secs=CAP)
+    with pytest.raises(RuntimeError, match="Threads are already running"), run:
+        pass
+    assert run.should_stop()
+    assert set(threading.enumerate()) <= before and q.is_closed()
 
 
 def test_monitored_run_is_entered_once_and_coord_needs_entering():
