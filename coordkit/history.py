@@ -488,6 +488,46 @@ class FIFOModel(SequentialModel):
             raise ValueError(f"FIFOModel(capacity) must be None or an int >= 0; got {capacity!r}")
         self.capacity = capacity
         self._initial = tuple(initial)
+        self._seen: dict[Any, tuple[int, int]] = {}  # elements dequeues returned (see prepare)
+
+    def prepare(self, operations: Sequence[Operation]) -> None:
+        """Note which elements the history's dequeues returned, and when (search hints, HIST-5).
+
+        They order the candidates (``candidate_key``) and the prefixes tried for
+        a failed ``enqueue_many``; they change the speed, never the verdict.
+        """
+        taken: dict[Any, tuple[int, int]] = {}  # element -> (call of its dequeue, place in batch)
+        for op in operations:
+            outcome = op.outcome
+            if outcome is None or outcome.is_error:
+                continue
+            try:
+                if op.kind == "dequeue":
+                    taken.setdefault(outcome.value, (op.call, 0))
+                elif op.kind in ("dequeue_many", "dequeue_up_to"):
+                    for place, element in enumerate(outcome.value):
+                        taken.setdefault(element, (op.call, place))
+            except TypeError:
+                continue  # unhashable elements: no hint
+        self._seen = taken
+
+    def candidate_key(self, op: Operation) -> Any:
+        """The search tries an enqueue when the element it adds is taken (a hint, HIST-7).
+
+        In a FIFO queue the order of the enqueues is the order in which their
+        elements come out, so an enqueue is keyed by the call time of the
+        dequeue that returned its (first) element; every other call, and an
+        element never seen, by its own call time.
+        """
+        if op.kind in ("enqueue", "enqueue_many") and op.arg is not None:
+            element = op.arg if op.kind == "enqueue" else next(iter(op.arg), None)
+            try:
+                found = self._seen.get(element)
+            except TypeError:
+                found = None
+            if found is not None:
+                return found
+        return (op.call, -1)
 
     def init(self) -> tuple[tuple[Any, ...], bool]:
         """An open queue holding ``initial`` (empty by default)."""
@@ -540,6 +580,16 @@ class FIFOModel(SequentialModel):
             f"{sorted(self.KINDS)}"
         )
 
+    def read_only(self, op: Operation) -> bool:
+        """Whether ``op`` leaves every state in which it fits unchanged (HIST-7).
+
+        True for ``size``, ``is_closed``, calls that timed out (but
+        ``enqueue_many``), failures that need a closed queue (OutOfRangeError,
+        CancelledError of an ``enqueue`` or a plain ``close``), and empty batches.
+        The checker linearizes such a call as soon as it fits, without branching.
+        """
+        return _fifo_read_only(op)
+
     def successors(self, state: tuple[tuple[Any, ...], bool], op: Operation) -> list[Any]:
         """Adds what ``apply`` cannot say: timeouts and failed batches (HIST-9).
 
@@ -564,12 +614,42 @@ class FIFOModel(SequentialModel):
                 result.extend((items + batch[:k], closed) for k in range(1, len(batch) + 1))
             if name is None and closed:
                 result.append(state)
-            return list(dict.fromkeys(result))
+            result = list(dict.fromkeys(result))
+            # Try first the prefix whose elements the history shows coming out:
+            # the order changes how fast the search is, never its verdict.
+            seen = 0
+            while seen < len(batch) and batch[seen] in self._seen:
+                seen += 1
+            likely = (items + batch[:seen], closed)
+            if likely in result:
+                result.remove(likely)
+                result.insert(0, likely)
+            return result
         if outcome is not None and outcome.is_error and outcome.value == _TIMEOUT:
             if op.kind not in self.KINDS:
                 self.apply(state, op)  # raises the unknown-kind error
             return [state]
         return _default_successors(self, state, op)
+
+
+def _fifo_read_only(op: Operation) -> bool:
+    outcome = op.outcome
+    if outcome is None:
+        return op.kind in ("size", "is_closed")
+    kind, error = op.kind, outcome.value if outcome.is_error else None
+    if kind in ("size", "is_closed"):
+        return True
+    if error == _TIMEOUT:
+        return kind != "enqueue_many"
+    if kind in ("dequeue_many", "dequeue_up_to") and op.arg == 0:
+        return True
+    if kind == "enqueue_many" and not outcome.is_error:
+        return not tuple(op.arg)
+    if error == _OUT_OF_RANGE:
+        return kind in ("dequeue", "dequeue_many", "dequeue_up_to")
+    if error == _CANCELLED:
+        return kind == "enqueue" or (kind == "close" and not op.arg)
+    return False
 
 
 def _check_n(op: Operation) -> int:
@@ -674,16 +754,20 @@ def _successor_fn(model: Any) -> Callable[[Any, Operation], Iterable[Any]]:
 def _search(
     entries: Sequence[_Entry], model: Any, init: Any, max_steps: int | None, max_states: int
 ) -> _Result:
-    """Lowe's just-in-time linearizability search with memoisation (HIST-7).
+    """Wing and Gong's linearizability search, Lowe's just-in-time form, memoised (HIST-7).
 
     Events (calls and returns) sorted by time form a doubly linked list.  The
-    search walks it: at a call it tries to linearize that operation now (apply
-    it to the model, remove its call and return from the list, restart from the
-    head); at a return it is stuck, and backtracks.  A configuration is the set
-    of linearized operations (a bit mask) plus the model state; each is
-    explored once.
+    *candidates* are the operations whose calls come before the first return
+    still in the list: exactly the operations that may be linearized next.  The
+    search linearizes one (applies it to the model and unlinks its call and
+    return), and when none fits it is stuck at that first return and
+    backtracks.  Candidates are tried in order of their return times, so a
+    call that waited long (and so probably took effect late) is tried last.
+    A configuration, the set of linearized operations (a bit mask) plus the
+    model state, is explored at most once.
     """
     successors = _successor_fn(model)
+    read_only_fn = getattr(model, "read_only", None)
     n = len(entries)
     # Events: (time, 0 for call / 1 for return, op). At equal times calls sort
     # first, so equal stamps count as overlapping (HIST-2).
@@ -692,11 +776,8 @@ def _search(
     )
     size = len(events)
     head = size  # sentinel
-    nxt = list(range(1, size + 1)) + [0]
-    prv = [head] + list(range(size - 1)) + [size - 1]
-    nxt[head] = 0 if size else -1
-    if size:
-        nxt[size - 1] = -1
+    nxt = [*range(1, size), -1, 0 if size else -1]
+    prv = [head, *range(size - 1), -1]
     is_call = [kind == 0 for _, kind, _ in events]
     ev_op = [i for _, _, i in events]
     call_pos = [0] * n
@@ -706,6 +787,11 @@ def _search(
             call_pos[i] = pos
         else:
             ret_pos[i] = pos
+    optional = [e.optional for e in entries]
+    ops = [e.op for e in entries]
+    hint_fn = getattr(model, "candidate_key", None)
+    hint = [(hint_fn(op), op.call) for op in ops] if callable(hint_fn) else None
+    read_only = [bool(read_only_fn(op)) if callable(read_only_fn) else False for op in ops]
 
     def unlink(pos: int) -> None:
         p, q = prv[pos], nxt[pos]
@@ -719,70 +805,125 @@ def _search(
         if q != -1:
             prv[q] = pos
 
-    required = sum(1 for e in entries if not e.optional)
+    def candidates() -> tuple[list[int], int]:
+        """The operations that may go next, in the order to try; and the first return's position."""
+        found = []
+        pos = nxt[head]
+        while pos != -1 and is_call[pos]:
+            found.append(ev_op[pos])
+            pos = nxt[pos]
+        if hint is not None:
+            found.sort(key=hint.__getitem__)
+        return found, pos
+
+    required = n - sum(optional)
     cache: set[tuple[int, Any]] = set()
-    stack: list[tuple[int, Any, list[Any], int]] = []  # (op, state before, alternatives, next alt)
+    # Frames: (candidates, index of the one linearized, its successor states,
+    # index of the next successor to try, state before it).  A read-only
+    # operation linearized at once leaves a frame with no successors left, and
+    # no further candidates (see the main loop).
+    stack: list[tuple[list[int], int, list[Any], int, Any]] = []
     state = init
     mask = 0
     done_required = 0
     steps = 0
     stuck_at, stuck_op, stuck_states = -1, -1, []
-    pos = nxt[head]
 
-    def try_alternatives(i: int, before: Any, alts: list[Any], k: int) -> bool:
-        nonlocal state, mask, done_required, pos
-        bit = 1 << i
-        while k < len(alts):
-            after = alts[k]
-            k += 1
-            key = (mask | bit, after)
-            if key in cache:
+    def descend(cands: list[int], ci: int, alts: list[Any] | None, ai: int) -> bool:
+        """Linearize the first untried (candidate, successor) from (ci, ai) on; False if none."""
+        nonlocal state, mask, done_required
+        while ci < len(cands):
+            i = cands[ci]
+            if alts is None:
+                alts = list(successors(state, ops[i]))
+            bit = 1 << i
+            while ai < len(alts):
+                after = alts[ai]
+                ai += 1
+                key = (mask | bit, after)
+                if key in cache:
+                    continue
+                cache.add(key)
+                stack.append((cands, ci, alts, ai, state))
+                state = after
+                mask |= bit
+                if not optional[i]:
+                    done_required += 1
+                unlink(call_pos[i])
+                unlink(ret_pos[i])
+                return True
+            ci, alts, ai = ci + 1, None, 0
+        return False
+
+    def stuck(first_return: int) -> None:
+        """The current configuration cannot get past ``first_return``: keep the furthest."""
+        nonlocal stuck_at, stuck_op, stuck_states
+        if first_return > stuck_at:
+            stuck_at, stuck_op, stuck_states = first_return, ev_op[first_return], []
+        if first_return == stuck_at and len(stuck_states) < max_states and state not in stuck_states:
+            stuck_states.append(state)
+
+    def _linearize_read_only(cands: list[int]) -> bool | None:
+        """Linearize a read-only candidate that fits now, without branching.
+
+        If an operation fits in this state and leaves every state it fits in
+        unchanged (the model's ``read_only``), then whenever some linearization
+        goes on from here, one goes on with that operation first: moving it
+        forward changes no other state.  So it is linearized at once and the
+        other candidates are not tried here.  Returns True when it did that,
+        False when that configuration was already explored (so this one fails
+        too), None when there is no such candidate.
+        """
+        nonlocal state, mask, done_required
+        for i in cands:
+            if not read_only[i]:
                 continue
+            alts = list(successors(state, ops[i]))
+            if len(alts) != 1 or alts[0] != state:
+                continue
+            key = (mask | (1 << i), state)
+            if key in cache:
+                return False
             cache.add(key)
-            stack.append((i, before, alts, k))
-            state = after
-            mask |= bit
-            if not entries[i].optional:
+            stack.append(([i], 0, alts, 1, state))  # nothing else to try in this frame
+            mask |= 1 << i
+            if not optional[i]:
                 done_required += 1
             unlink(call_pos[i])
             unlink(ret_pos[i])
-            pos = nxt[head]
             return True
-        return False
+        return None
 
     while True:
         if done_required == required:
-            order = [i for i, _, _, _ in stack]
-            return _Result(True, steps, order, -1, -1, [])
+            return _Result(True, steps, [frame[0][frame[1]] for frame in stack], -1, -1, [])
         steps += 1
         if max_steps is not None and steps > max_steps:
             raise SearchBudgetExceeded(
                 f"the linearizability search gave up after max_steps={max_steps} steps "
                 f"({n} operations); raise max_steps or check a shorter history"
             )
-        if pos != -1 and is_call[pos]:
-            i = ev_op[pos]
-            alts = list(successors(state, entries[i].op))
-            if not try_alternatives(i, state, alts, 0):
-                pos = nxt[pos]
+        cands, first_return = candidates()
+        forced = _linearize_read_only(cands)
+        if forced is True or (forced is None and descend(cands, 0, None, 0)):
             continue
-        # At a return (or the end): stuck here.  Remember the furthest point.
-        if pos != -1:
-            if pos > stuck_at:
-                stuck_at, stuck_op, stuck_states = pos, ev_op[pos], []
-            if pos == stuck_at and len(stuck_states) < max_states and state not in stuck_states:
-                stuck_states.append(state)
-        if not stack:
-            return _Result(False, steps, [], stuck_at, stuck_op, stuck_states)
-        i, before, alts, k = stack.pop()
-        relink(ret_pos[i])
-        relink(call_pos[i])
-        mask &= ~(1 << i)
-        if not entries[i].optional:
-            done_required -= 1
-        state = before
-        if not try_alternatives(i, before, alts, k):
-            pos = nxt[call_pos[i]]
+        stuck(first_return)
+        # Backtrack until some frame has another (candidate, successor) to try.
+        while True:
+            if not stack:
+                return _Result(False, steps, [], stuck_at, stuck_op, stuck_states)
+            cands, ci, alts, ai, before = stack.pop()
+            i = cands[ci]
+            relink(ret_pos[i])
+            relink(call_pos[i])
+            mask &= ~(1 << i)
+            if not optional[i]:
+                done_required -= 1
+            state = before
+            steps += 1
+            if descend(cands, ci, alts, ai):
+                break
+            stuck(candidates()[1])  # this configuration is exhausted too
 
 
 def _entries(ops: Sequence[Operation], cut: float = _INF) -> list[_Entry]:
@@ -807,6 +948,8 @@ def _as_operations(history: History | Iterable[Operation]) -> list[Operation]:
     for op in ops:
         if not isinstance(op, Operation):
             raise TypeError(f"history must contain only Operation objects; got {op!r}")
+        if op.ret is not None and op.ret < op.call:
+            raise ValueError(f"history: operation {op.describe()} returned before it was called")
     return ops
 
 
@@ -840,6 +983,9 @@ def check(
     """
     ops = _as_operations(history)
     _check_model(model)
+    prepare = getattr(model, "prepare", None)
+    if callable(prepare):
+        prepare(ops)
     bad_steps = isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1
     if max_steps is not None and bad_steps:
         raise ValueError(f"check(max_steps) must be None or an int >= 1; got {max_steps!r}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import random
 import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -534,6 +535,8 @@ def test_bad_arguments_name_the_argument_hist_11() -> None:
         h.add("A", "enqueue", 1, 1.5, 2, OK())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"ret=1 is before call=5"):
         h.add("A", "enqueue", 1, 5, 1, OK())
+    with pytest.raises(ValueError, match=r"#0 .*returned before it was called"):
+        check([Operation(0, "A", "size", None, 5, 4, OK(0))], FIFOModel())
     with pytest.raises(ValueError, match=r"needs an Outcome"):
         h.add("A", "enqueue", 1, 0, 1, None)
     with pytest.raises(TypeError, match=r"outcome must be an Outcome.*'ok'"):
@@ -719,3 +722,142 @@ def test_losing_queue_is_rejected_hist_8() -> None:
     assert not report
     assert report.op is not None and report.op.outcome == ERR(OutOfRangeError)
     assert report.states == [((19,), True)]
+
+
+# ---------------------------------------------------------------------------
+# HIST-6, HIST-7: the search agrees with brute force, with and without hints
+# ---------------------------------------------------------------------------
+
+
+class PlainFIFO:
+    """FIFOModel without its search hints (no prepare, read_only, candidate_key)."""
+
+    def __init__(self, capacity: int | None = None) -> None:
+        self._model = FIFOModel(capacity=capacity)
+
+    def init(self) -> Any:
+        return self._model.init()
+
+    def apply(self, state: Any, op: Operation) -> Any:
+        return self._model.apply(state, op)
+
+    def successors(self, state: Any, op: Operation) -> Any:
+        return self._model.successors(state, op)
+
+
+def brute_force(ops: list[Operation], model: Any) -> bool:
+    """HIST-6 by definition: every subset of the pending ops, every order."""
+    completed = [o for o in ops if not o.pending]
+    pending = [o for o in ops if o.pending]
+    for r in range(len(pending) + 1):
+        for extra in itertools.combinations(pending, r):
+            chosen = completed + list(extra)
+            for order in itertools.permutations(chosen):
+                if any(b.precedes(a) for i, a in enumerate(order) for b in order[i + 1 :]):
+                    continue
+                states = [model.init()]
+                for op in order:
+                    states = [n for s in states for n in model.successors(s, op)]
+                    if not states:
+                        break
+                if states:
+                    return True
+    return False
+
+
+def random_history(rng: random.Random) -> list[Operation]:
+    """A small random FIFO history: a sequential run with (sometimes) a wrong outcome,
+    stretched into overlapping intervals, sometimes with a pending call."""
+    model = FIFOModel(capacity=rng.choice((None, 2)))
+    threads = rng.randint(2, 3)
+    script = []
+    next_element = 0
+    for t in range(threads):
+        for _ in range(rng.randint(1, 3 if threads == 2 else 2)):
+            kind = rng.choice(
+                ("enqueue", "enqueue", "enqueue_many", "dequeue", "dequeue", "dequeue_many",
+                 "dequeue_up_to", "size", "close")
+            )
+            if kind == "enqueue":
+                arg: Any = next_element
+                next_element += 1
+            elif kind == "enqueue_many":
+                arg = tuple(range(next_element, next_element + rng.randint(0, 2)))
+                next_element += len(arg)
+            elif kind in ("dequeue_many", "dequeue_up_to"):
+                arg = rng.randint(0, 2)
+            elif kind == "close":
+                arg = rng.random() < 0.3
+            else:
+                arg = None
+            script.append((t, kind, arg))
+    # A random interleaving of the threads' scripts, run on the model.
+    queues = {t: [s for s in script if s[0] == t] for t in range(threads)}
+    order = []
+    while any(queues.values()):
+        t = rng.choice([t for t, q in queues.items() if q])
+        order.append(queues[t].pop(0))
+    state = model.init()
+    ops = []
+    last_ret = dict.fromkeys(range(threads), -1)
+    for k, (t, kind, arg) in enumerate(order):
+        probe = Operation(k, t, kind, arg, 0, 0, None)
+        after, expected = model.apply(state, probe)
+        if expected is BLOCKED or rng.random() < 0.1:
+            expected = ERR(DeadlineExceededError)
+            if kind == "enqueue_many" and arg and not state[1]:
+                after = (state[0] + arg[: rng.randint(0, len(arg))], state[1])
+            else:
+                after = state
+        if rng.random() < 0.15:  # a wrong outcome
+            expected = rng.choice(
+                (OK(None), OK(0), OK(1), OK((0,)), ERR(OutOfRangeError), ERR(CancelledError))
+            )
+        state = after
+        point = 100 * (k + 1)
+        call = max(last_ret[t] + 1, point - rng.randint(0, 150))
+        ret = max(call, point + rng.randint(0, 150))
+        pending = rng.random() < 0.05
+        ops.append(Operation(k, t, kind, arg, call, None if pending else ret, None if pending else expected))
+        last_ret[t] = 10**9 if pending else ret
+    return [op for op in ops if op.call < 10**9]
+
+
+def test_search_agrees_with_brute_force_hist_6_hist_7() -> None:
+    """HIST-6, HIST-7: on 1,500 small random histories (half of them or so linearizable),
+    check() gives the brute-force verdict, with the model's hints and without them."""
+    rng = random.Random(20261122)
+    verdicts = []
+    for _ in range(1500):
+        ops = random_history(rng)
+        for capacity in (None, 2):
+            expected = brute_force(ops, PlainFIFO(capacity))
+            hinted = check(ops, FIFOModel(capacity=capacity))
+            plain = check(ops, PlainFIFO(capacity))
+            assert bool(hinted) == bool(plain) == expected, [o.describe() for o in ops]
+            verdicts.append(expected)
+            if not expected:
+                check_window(ops, hinted, PlainFIFO(capacity))
+    assert 0.2 < sum(verdicts) / len(verdicts) < 0.8, sum(verdicts) / len(verdicts)
+
+
+def check_window(ops: list[Operation], report: Any, model: Any) -> None:
+    """HIST-8 by definition, with brute force: in the history up to the failing return
+    (later returns become pending), the window after everything that returned before
+    the failing call cannot be ordered, and can be without the failing call."""
+    failed = report.op
+    cut = failed.ret
+
+    def upto(sub: list[Operation]) -> list[Operation]:
+        return [o if o.ret is not None and o.ret <= cut else replace(o, ret=None) for o in sub]
+
+    before = [o for o in ops if o.ret is not None and o.ret < failed.call]
+    assert failed in report.window
+    assert all(o.call <= cut and o not in before for o in report.window)
+    assert not brute_force(upto(before + report.window), model)
+    assert brute_force(upto(before + [o for o in report.window if o is not failed]), model)
+    # And no earlier return already fails: the prefix just before it can be ordered.
+    earlier = [o for o in ops if o.call <= cut]
+    assert brute_force(
+        [o if o.ret is not None and o.ret < cut else replace(o, ret=None) for o in earlier], model
+    )
