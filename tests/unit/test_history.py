@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import random
 import threading
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -157,10 +158,13 @@ def test_timed_out_plain_close_is_recorded_pending_hist_4() -> None:
 
 
 def _wait_until(predicate: Any, timeout: float = JOIN_TIMEOUT) -> None:
-    """Wait for a state change another thread makes, on a condition with a deadline."""
-    cond = threading.Condition()
-    with cond:
-        assert cond.wait_for(lambda: predicate(), timeout), "the condition never held"
+    """Wait until ``predicate()`` holds: a state another thread changes inside the queue,
+    which offers no notification, so it is re-checked every millisecond up to a deadline."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while not predicate():
+        assert time.monotonic() < deadline, "the condition never held"
+        pause.wait(0.001)
 
 
 # ---------------------------------------------------------------------------
