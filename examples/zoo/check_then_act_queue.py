@@ -10,11 +10,13 @@ starts two workers that drain it::
 ``empty()`` and ``get()`` are each thread-safe, but the pair is not atomic.
 When one task is left, both workers can see a non-empty queue; one takes the
 task and the other blocks in ``get()`` for ever, so ``join`` never returns.
-A race: the round-robin schedule lets the first worker drain the whole queue
-before the second one looks, which is also what usually happens with real
-threads (a few microseconds of work per task).  The fix makes the check and
-the take one operation: ``tasks.get_nowait()`` and stop on ``queue.Empty``
-(the queue is filled before the workers start, so empty means done).
+A race needing one preemption, between a worker's ``empty()`` and its
+``get()``: the round-robin schedule lets the first worker drain the whole
+queue before the second one looks, which is also what usually happens with
+real threads (a few microseconds of work per task).  The fix makes the check
+and the take one operation: ``tasks.get_nowait()``, stopping on
+``queue.Empty`` (the queue is filled before the workers start, so empty means
+done).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import queue
 import threading
 
 KIND = "deadlock"
+RACE = True  # the plain round-robin schedule passes: it takes a context switch
 
 FILES = ["a.jpg", "b.jpg", "c.jpg"]
 

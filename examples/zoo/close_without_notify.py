@@ -1,7 +1,7 @@
 """A hand-written closable queue whose ``close()`` sets the flag but notifies no one.
 
 A small log shipper keeps lines in a hand-written ``LineBuffer`` (a list and a
-Condition) so that it can be closed, something ``queue.Queue`` cannot do.  A
+Condition) so that it can be closed, which ``queue.Queue`` cannot do.  A
 shipper thread takes lines until ``get()`` returns None (closed and empty).
 ``close()`` takes the lock and sets ``closed = True`` -- and forgets
 ``notify_all()``.  If the shipper is already waiting on the condition when the
@@ -9,10 +9,11 @@ buffer is closed, nobody ever wakes it: the shipper sleeps for ever and the
 main thread's ``join`` with it.  If instead the main thread gets through
 ``put``, ``put``, ``close`` before the shipper first looks (what usually
 happens, and what the round-robin schedule does), the shipper sees the flag on
-its first check and exits.  A race that needs the shipper to drain the buffer
-and start waiting between the last ``put`` and the ``close``; real-thread tests
-rarely hit it.  The fix: ``close()`` calls ``notify_all()`` under the lock,
-like every other change the waiters' predicate depends on.
+its first check and exits.  A race: it takes one preemption, letting the
+shipper drain the buffer and start waiting between the last ``put`` and the
+``close``; real-thread tests rarely hit it.  The fix: ``close()`` calls
+``notify_all()`` under the lock, like every other change the waiters'
+predicate depends on.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import threading
 
 KIND = "deadlock"
+RACE = True  # the plain round-robin schedule passes: it takes a context switch
 
 
 class LineBuffer:

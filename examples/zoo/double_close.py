@@ -11,11 +11,11 @@ session: the reader at end of stream, the main thread when it relays
 That is check-then-act.  Under TensorFlow's rules a plain ``close()`` of a
 queue that is already closed raises ``CancelledError: Queue 'inbox' is already
 closed.`` (Q-CLOSE-2).  When ``/quit`` is the last message before the end of
-the stream, both threads shut down at about the same time; usually one of them
-gets through both lines before the other looks (the round-robin schedule
+the stream, both threads shut down at about the same time.  Usually one of
+them gets through both lines before the other looks (the round-robin schedule
 passes), but if one is switched out between the check and the close, both
-close and the second one dies.  A race needing one context switch.  The fix
-elects a single closer under a lock (a flag set once), and closes outside it.
+close and the second one dies.  A race needing one preemption.  The fix
+elects a single closer under a lock (a flag set once) and closes outside it.
 (``close(cancel_pending_enqueues=True)`` never raises either, but it would also
 cancel a pending enqueue, which is not what an end of stream means.)
 """
@@ -27,6 +27,7 @@ import threading
 from coordkit import FIFOQueue, OutOfRangeError
 
 KIND = "exception"  # CancelledError: Queue 'inbox' is already closed.
+RACE = True  # the plain round-robin schedule passes: it takes a context switch
 RULES = ("Q-CLOSE-2",)
 
 STREAM = ["hi", "how are you?", "/quit"]

@@ -11,16 +11,20 @@ clean-up is written "wait for the readers, then stop them"::
 
 On the happy path the readers have pushed their whole shard by the time the
 epoch is done, so they have already ended and the join returns.  When a corrupt
-record makes a training step fail, the loop leaves early; whether the job then
-crashes with the error (as intended) or hangs in ``join`` depends on how far
-the readers got: a reader still holding records is blocked on the full queue,
-and nothing will ever unblock it, because the stop and the cancelling close
-come after the join (COORD-13: join never requests a stop itself).  A race on
-the error path only: the plain round-robin schedule lets the readers run ahead
-so they finish, and tests with clean data never take the path at all.  The fix
-is the order TensorFlow documents: request the stop and cancel the queue first,
-then join; the readers' enqueues fail with CancelledError (Q-CLOSE-3), they end,
-and the error is reported.
+record makes a training step fail, the loop leaves early, and whether the job
+then reports the error (as intended) or hangs in ``join`` depends on how far
+the readers got: a reader that still holds records is blocked on the full
+queue, and nothing will ever unblock it, because the stop and the cancelling
+close come after the join (COORD-13: join never requests a stop itself).  A
+race on the error path: in the plain round-robin schedule reader ``a`` runs
+ahead and the corrupt record (reader ``b``'s first) arrives late enough for
+both readers to finish; in the shrunk failing schedule (no preemption, only a
+different pick when the main thread blocks) reader ``b`` runs first, the
+corrupt record arrives first, and reader ``a`` is stuck with its shard.  Tests
+with clean data never take the path at all.  The fix is the order TensorFlow
+documents: request the stop and cancel the queue first, then join; the
+readers' enqueues fail with CancelledError (Q-CLOSE-3), they end, and the
+error is reported.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import threading
 from coordkit import CancelledError, Coordinator, FIFOQueue
 
 KIND = "deadlock"
+RACE = True  # the plain round-robin schedule passes: it takes a context switch
 RULES = ("COORD-13", "Q-CLOSE-3")
 
 SHARDS = {"a": [1, 2, 3], "b": [-1, 4]}  # -1 is the corrupt record

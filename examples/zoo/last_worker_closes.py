@@ -1,9 +1,9 @@
-""""The last worker out closes the queue", with an unlocked counter: it can close twice.
+"""An unlocked "last worker out closes the queue" counter: two workers can both close.
 
-Two parser workers each push their results into a shared FIFOQueue; the
-consumer reads until the queue is closed and drained.  Each worker, when
-finished, decrements a shared count of live workers and, if it reached zero,
-closes the queue::
+Two parser workers push their results into a shared FIFOQueue; the consumer
+reads until the queue is closed and drained.  Each worker, when finished,
+decrements a shared count of live workers and, if it reached zero, closes the
+queue::
 
     live[0] -= 1
     if live[0] == 0:
@@ -12,13 +12,14 @@ closes the queue::
 The decrement and the test are separate steps.  If both workers decrement
 before either tests, both see zero and both close, and the second plain
 ``close()`` raises ``CancelledError: Queue 'results' is already closed.``
-(Q-CLOSE-2) in that worker (with a plain ``queue.Queue`` sentinel, the same
+(Q-CLOSE-2) in that worker (with a ``queue.Queue`` and sentinels, the same
 pattern sends two sentinels).  There is no lock or queue operation between the
 two lines, so it shows up only when a thread can be switched between any two
-lines of user code: explore it with ``granularity="line"``.  A race: the
-round-robin schedule runs each worker's ending as one piece.  The fix: do the
-decrement and the test under one lock, and close outside it if this thread was
-the last.
+lines of user code: explore it with ``granularity="line"`` (SCHED-2, Python
+3.11+).  A race needing one preemption, between the two lines; the
+round-robin schedule runs each worker's ending in one piece, and so does
+CPython almost always.  The fix: do the decrement and the test under one lock,
+and close outside it if this thread was the last.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from coordkit import FIFOQueue, OutOfRangeError
 
 EXPLORE = {"granularity": "line"}  # the window is between two plain lines (SCHED-2)
 KIND = "exception"  # CancelledError in a worker
+RACE = True  # the plain round-robin schedule passes: it takes a context switch
 RULES = ("Q-CLOSE-2",)
 
 INPUTS = {"w0": ["1", "2"], "w1": ["3"]}

@@ -1,15 +1,16 @@
 """``if`` instead of ``while`` around ``Condition.wait``: a woken consumer finds nothing.
 
 A tiny job dispatcher hands jobs to two worker threads through a hand-written
-``JobBox`` (a list and a Condition).  ``take()`` waits with
-``if not self._jobs: self._cond.wait()`` and then pops.  Being notified only
-means "something happened"; by the time the woken worker has re-acquired the
-lock, the other worker (which was not waiting, just arriving at ``take()``)
-may have taken the job already.  Then the woken worker pops from an empty list
-and dies with ``IndexError``, and its job count is off.  A race: it needs one
-worker parked in ``wait`` while the other comes in between the ``notify`` and
-the wake-up; the round-robin schedule runs each worker to completion in turn
-and passes.  The fix is the standard one: re-check the predicate in a loop,
+``JobBox`` (a list and a Condition), followed by one ``None`` stop marker per
+worker.  ``take()`` waits with ``if not self._jobs: self._cond.wait()`` and
+then pops.  Being notified only means "something happened": by the time the
+woken worker has re-acquired the lock, the other worker may have taken the
+job, or every job including the first stop marker.  Then the woken worker pops
+from an empty list and dies with ``IndexError``; the marker meant for it is
+consumed by the wrong thread.  A race: both workers must be parked in ``wait``
+when the jobs arrive and the main thread must be switched out before its last
+``put`` (two preemptions after shrinking); the round-robin schedule passes.
+The fix is the standard one: re-check the predicate in a loop,
 ``while not self._jobs: self._cond.wait()`` (or ``Condition.wait_for``).
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import threading
 
 KIND = "exception"  # IndexError in a worker
+RACE = True  # the plain round-robin schedule passes: it takes a context switch
 
 
 class JobBox:

@@ -3,26 +3,27 @@
 A loader feeds a FIFOQueue from two shards with a ``QueueRunner``, one enqueue
 op per shard, and no Coordinator ("we only need the queue").  The main thread
 consumes until the queue is closed and drained.  One shard is unreadable: its op
-raises ``OSError`` at once.  With no coordinator, a runner thread that dies of an
-error that is not a queue-closed exception just ends (RUNNER-4 step 5); only a
-thread that leaves through ``OutOfRangeError`` counts down and, if it is the
-last one, closes the queue.  So everything depends on which thread ends last.
-Usually the broken thread dies first (it was started first and fails
-immediately), the good thread later runs out of records and closes the queue,
-and the consumer finishes -- with one shard silently missing.  But if the good
-thread reaches the end of its shard while the broken thread is still inside
-its first call, the good thread is not the last to leave, the broken one then
-dies without closing, and the consumer waits for ever.  A race: the plain
-round-robin schedule passes, and with real threads the window is a few
-microseconds, so tests pass and the production job hangs once in a while.  The
-fix is a Coordinator: the error is reported to it, the close-on-stop thread
-cancels the queue (RUNNER-5), the consumer gets ``OutOfRangeError``, and
-``coord.join`` re-raises the error, so it is reported instead of hanging.
+raises ``OSError`` on its first call.  Without a coordinator, a runner thread
+that dies of an error other than a queue-closed exception just ends (RUNNER-4
+step 5); only a thread that leaves through ``OutOfRangeError`` counts down and,
+if it is the last one, closes the queue.  So everything depends on which thread
+ends last.  Usually the broken thread, started first, dies first; the good
+thread later runs out of records and closes the queue, and the consumer
+finishes (with one shard silently missing, which is a second reason for the
+fix).  But if the good thread runs first and reaches the end of its shard
+before the broken thread has failed, the good thread is not the last to
+leave, the broken one then dies without closing, and the consumer waits for
+ever.  A race: the plain round-robin schedule passes; the shrunk failing
+schedule needs no preemption, only a different pick of the next thread when
+the consumer blocks (the good reader instead of the broken one).  With real
+threads it depends on thread start-up latency, so tests pass and the job hangs
+once in a while.  The fix is a Coordinator: the error is reported to it, the
+close-on-stop thread cancels the queue (RUNNER-5), the consumer gets
+``OutOfRangeError``, and ``coord.join`` re-raises the error, so it is reported
+instead of hanging.
 """
 
 from __future__ import annotations
-
-import threading
 
 from coordkit import Coordinator, FIFOQueue, OutOfRangeError, QueueRunner
 
@@ -30,6 +31,7 @@ from coordkit import Coordinator, FIFOQueue, OutOfRangeError, QueueRunner
 # reports it to the coordinator); what matters is whether the consumer finishes.
 EXPLORE = {"fail_on_thread_exception": False}
 KIND = "deadlock"
+RACE = True  # the plain round-robin schedule passes: it takes a context switch
 RULES = ("RUNNER-4", "RUNNER-5", "RUNNER-7a")
 
 
