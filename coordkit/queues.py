@@ -1163,9 +1163,10 @@ class PriorityQueue(QueueBase):
             shape_list = _as_shape_list(shapes, partial=False)
             if shape_list is not None:
                 if len(shape_list) != len(dtype_list) - 1:
+                    # TF counts the priority component on both sides.
                     raise ValueError(
-                        "Queue shapes must have the same length as types, received "
-                        f"len(shapes)={len(shape_list)}, len(types)={len(dtype_list) - 1}"
+                        "Queue shapes must have the same length as dtypes, received "
+                        f"len(shapes)={len(shape_list) + 1}, len(dtypes)={len(dtype_list)}"
                     )
                 shape_list = [(), *shape_list]
             signature = _Components(

@@ -640,10 +640,22 @@ add(scenario("fifo_enqueue_wrong_shape_scalar", ["Q-ENQ-1"], [
     enq_many("q", [[[1, 2, 3], [3, 4, 5]]]), size("q"),
 ], tf_test=FQ + "testEnqueueWrongShape", note="[TF Q2] (fed at run time: the kernel's message)"))
 
+_NUMPY_RAGGED = ("setting an array element with a sequence. The requested array has an "
+                 "inhomogeneous shape after 1 dimensions. The detected shape was (2,) + "
+                 "inhomogeneous part.")
+_TF1_RAGGED = "Can't convert non-rectangular Python sequence to Tensor."
+
 add(scenario("fifo_ragged_value", ["Q-API-4"], [
-    fifo("q", 10, ["int32"], [[2]]), enq_many("q", [[[1, 2], [3, 4, 5]]]), enq("q", [[[1], []]]),
-    size("q"),
-], note="a ragged Python list fails TF's conversion (numpy's ValueError in TF 2.21)"))
+    fifo("q", 10, ["int32"], [[2]]), enq_many("q", [[[1, 2], [3, 4, 5]]], tag="many"),
+    enq("q", [[[1], []]], tag="one"), size("q"),
+], note="a ragged Python list fails TF's conversion (numpy's ValueError in TF 2.21)",
+   deviation=deviation(
+    "DEV-Q-15", SPEC_Q,
+    tf={"many": ERR("ValueError", _NUMPY_RAGGED), "one": ERR("ValueError", _NUMPY_RAGGED)},
+    coordkit={"many": ERR("InvalidArgumentError", _TF1_RAGGED),
+              "one": ERR("InvalidArgumentError", _TF1_RAGGED)},
+    note="Both raise a ValueError at the call and store nothing; coordkit's is the "
+         "InvalidArgumentError subclass with TF 1.x's text.")))
 
 add(scenario("fifo_batch_size_mismatch", ["Q-API-4", "Q-ENQ-1"], [
     fifo("q", 10, ["int32", "int32", "int32"]),

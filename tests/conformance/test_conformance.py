@@ -36,20 +36,7 @@ RERECORD = "/work/tfvenv/bin/python tests/conformance/record_tf.py"
 # Each is a bug for the team to fix (or a deviation to write down in the specs).
 # The tests run and are expected to fail (strict: a fix makes them XPASS -> fail,
 # so the entry must then be removed).
-KNOWN_DISAGREEMENTS: dict[str, str] = {
-    "fifo_ragged_value": (
-        "a ragged nested list: TF raises ValueError (TF 2.21: numpy's 'setting an array "
-        "element with a sequence...'; TF 1.x: 'Can't convert non-rectangular Python sequence "
-        "to Tensor.'); coordkit raises InvalidArgumentError (a ValueError subclass) with the "
-        "TF 1.x text. Not listed as a DEV-Q in specs/queues.md."
-    ),
-    "pq_shapes_length_mismatch": (
-        "PriorityQueue(10, ['int32'], shapes=[(), ()]): TF says 'Queue shapes must have the "
-        "same length as dtypes, received len(shapes)=3, len(dtypes)=2' (the priority counted "
-        "on both sides); coordkit says '... same length as types, received len(shapes)=2, "
-        "len(types)=1'."
-    ),
-}
+KNOWN_DISAGREEMENTS: dict[str, str] = {}
 
 
 def _load_record() -> dict | None:

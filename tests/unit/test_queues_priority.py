@@ -190,7 +190,7 @@ def test_priority_component_comes_first() -> None:
     assert q.shapes == [(), (), (2,)]
     q.enqueue({"p": 3, "s": "x", "f": [1, 2]})
     assert q.dequeue() == {"p": 3, "s": b"x", "f": [1.0, 2.0]}
-    with pytest.raises(ValueError, match="same length as types"):
+    with pytest.raises(ValueError, match=r"same length as dtypes, received len\(shapes\)=3, len\(dtypes\)=2"):
         PriorityQueue(10, ["string"], shapes=[(), ()])
 
 
