@@ -31,6 +31,9 @@ def rows() -> list[dict]:
     for name in NAMES:
         started = time.perf_counter()
         buggy, opts = ZOO[name].buggy, options(name)
+        if opts.get("granularity") == "line" and sys.version_info < (3, 11):
+            print(f"{name}: skipped, granularity='line' needs Python 3.11+", file=sys.stderr)
+            continue
         result = coordkit.explore(buggy, **FIND, **opts)
         failure = result.failure
         dfs = coordkit.explore(buggy, **DFS, **opts)

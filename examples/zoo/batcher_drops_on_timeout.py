@@ -2,15 +2,17 @@
 
 A telemetry uploader sends sensor readings in batches of two.  A sensor thread
 samples at 2 Hz and enqueues a reading when the value changes; the uploader
-wants full batches, but no reading should wait more than two seconds, so it
-hand-rolls "dequeue_many with a timeout" on top of single dequeues::
+wants full batches, but must not block for more than two seconds at a time
+(between attempts it reports a heartbeat), so it hand-rolls "dequeue_many with
+a timeout" on top of single dequeues::
 
     batch = []
     while len(batch) < n:
         batch.append(queue.dequeue(timeout=deadline - now))
     return batch
 
-and treats ``DeadlineExceededError`` as "no full batch yet, try again".  But
+and treats ``DeadlineExceededError`` as "no full batch yet: heartbeat, try
+again".  But
 the exception unwinds through ``batch``: the readings already taken are
 dropped, exactly what TensorFlow's own ``dequeue_many`` did on a timeout
 (DEV-Q-1).  Here a batch deadline falls on the same instant as a sensor tick
@@ -34,14 +36,14 @@ import time
 from coordkit import DeadlineExceededError, FIFOQueue, OutOfRangeError
 
 KIND = "exception"  # AssertionError: readings lost
-RACE = True  # the plain round-robin schedule passes: it takes a context switch
+RACE = True  # the plain round-robin schedule passes; it takes a scheduling choice to fail
 RULES = ("Q-DEQ-5", "Q-DEQ-6", "DEV-Q-1")
 
 PERIOD = 0.5  # the sensor samples at 2 Hz and reports changes only
 SAMPLES = [20.5, 20.5, 20.5, 20.7, 20.7, 20.6, 20.6, 20.9]
 READINGS = [20.5, 20.7, 20.6, 20.9]  # what it reports, at 0.5 s, 2.0 s, 3.0 s and 4.0 s
 BATCH = 2
-MAX_WAIT = 2.0  # seconds a reading may wait for its batch
+MAX_WAIT = 2.0  # the longest the uploader may block before its next heartbeat
 
 
 def _hand_rolled_batch(queue: FIFOQueue) -> list[float]:
@@ -75,11 +77,13 @@ def _upload(take_batch) -> None:
     t = threading.Thread(target=sensor, name="sensor")
     t.start()
     uploaded: list[float] = []
+    heartbeats = 0
     while True:
         try:
             uploaded.extend(take_batch(queue))
         except DeadlineExceededError:
-            continue  # no full batch yet: try again
+            heartbeats += 1  # no full batch yet: report that we are alive, try again
+            continue
         except OutOfRangeError:
             break
     t.join()

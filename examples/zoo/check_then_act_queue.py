@@ -25,7 +25,7 @@ import queue
 import threading
 
 KIND = "deadlock"
-RACE = True  # the plain round-robin schedule passes: it takes a context switch
+RACE = True  # the plain round-robin schedule passes; it takes a scheduling choice to fail
 
 FILES = ["a.jpg", "b.jpg", "c.jpg"]
 

@@ -27,7 +27,7 @@ import threading
 from coordkit import FIFOQueue, OutOfRangeError
 
 KIND = "exception"  # CancelledError: Queue 'inbox' is already closed.
-RACE = True  # the plain round-robin schedule passes: it takes a context switch
+RACE = True  # the plain round-robin schedule passes; it takes a scheduling choice to fail
 RULES = ("Q-CLOSE-2",)
 
 STREAM = ["hi", "how are you?", "/quit"]

@@ -28,7 +28,7 @@ import threading
 from coordkit import Coordinator, FIFOQueue
 
 KIND = "exception"  # AssertionError: the failed save was neither done nor reported
-RACE = True  # the plain round-robin schedule passes: it takes a context switch
+RACE = True  # the plain round-robin schedule passes; it takes a scheduling choice to fail
 RULES = ("COORD-4", "COORD-9", "COORD-15")
 
 

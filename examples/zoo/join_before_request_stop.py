@@ -34,7 +34,7 @@ import threading
 from coordkit import CancelledError, Coordinator, FIFOQueue
 
 KIND = "deadlock"
-RACE = True  # the plain round-robin schedule passes: it takes a context switch
+RACE = True  # the plain round-robin schedule passes; it takes a scheduling choice to fail
 RULES = ("COORD-13", "Q-CLOSE-3")
 
 SHARDS = {"a": [1, 2, 3], "b": [-1, 4]}  # -1 is the corrupt record

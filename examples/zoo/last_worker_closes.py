@@ -30,7 +30,7 @@ from coordkit import FIFOQueue, OutOfRangeError
 
 EXPLORE = {"granularity": "line"}  # the window is between two plain lines (SCHED-2)
 KIND = "exception"  # CancelledError in a worker
-RACE = True  # the plain round-robin schedule passes: it takes a context switch
+RACE = True  # the plain round-robin schedule passes; it takes a scheduling choice to fail
 RULES = ("Q-CLOSE-2",)
 
 INPUTS = {"w0": ["1", "2"], "w1": ["3"]}

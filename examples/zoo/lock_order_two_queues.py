@@ -24,7 +24,7 @@ import threading
 from collections import deque
 
 KIND = "deadlock"
-RACE = True  # the plain round-robin schedule passes: it takes a context switch
+RACE = True  # the plain round-robin schedule passes; it takes a scheduling choice to fail
 
 
 class WorkQueue:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from coordkit import Coordinator, FIFOQueue, LooperThread
 
 KIND = "exception"  # RuntimeError: Coordinator stopped with threads still running
-RACE = True  # the plain round-robin schedule passes: it takes a context switch
+RACE = True  # the plain round-robin schedule passes; it takes a scheduling choice to fail
 RULES = ("LOOP-2", "LOOP-3", "COORD-14", "COORD-15", "Q-CLOSE-4")
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 
 KIND = "deadlock"
-RACE = True  # the plain round-robin schedule passes: it takes a context switch
+RACE = True  # the plain round-robin schedule passes; it takes a scheduling choice to fail
 
 
 class UrlFrontier:

@@ -31,7 +31,7 @@ from coordkit import CancelledError, Coordinator, FIFOQueue
 
 EXPLORE = {"max_steps": 4000}  # a spinning retry loop reaches this quickly
 KIND = "step_limit"
-RACE = True  # the plain round-robin schedule passes: it takes a context switch
+RACE = True  # the plain round-robin schedule passes; it takes a scheduling choice to fail
 RULES = ("Q-ENQ-2", "Q-CLOSE-3")
 
 FRAMES = 5

@@ -31,7 +31,7 @@ from coordkit import Coordinator, FIFOQueue, OutOfRangeError, QueueRunner
 # reports it to the coordinator); what matters is whether the consumer finishes.
 EXPLORE = {"fail_on_thread_exception": False}
 KIND = "deadlock"
-RACE = True  # the plain round-robin schedule passes: it takes a context switch
+RACE = True  # the plain round-robin schedule passes; it takes a scheduling choice to fail
 RULES = ("RUNNER-4", "RUNNER-5", "RUNNER-7a")
 
 

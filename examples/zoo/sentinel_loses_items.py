@@ -21,7 +21,7 @@ import queue
 import threading
 
 KIND = "exception"  # AssertionError: a job was never uploaded
-RACE = True  # the plain round-robin schedule passes: it takes a context switch
+RACE = True  # the plain round-robin schedule passes; it takes a scheduling choice to fail
 FILES = ["a.log", "b.log"]
 
 

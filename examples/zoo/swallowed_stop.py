@@ -9,7 +9,7 @@ so the loop body is wrapped in a catch-all::
             record = records.dequeue()
             index.append(parse(record))
         except Exception:
-            logger.warning("skipping bad record")
+            logger.debug("skipping bad record")
 
 In a TensorFlow-style pipeline the end of input is an exception: once the
 queue is closed and drained, ``dequeue`` raises ``OutOfRangeError`` (Q-DEQ-1),
