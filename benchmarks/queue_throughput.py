@@ -1,11 +1,17 @@
 """FIFOQueue against the stdlib's queue.Queue: throughput and memory, as ratios.
 
-    python benchmarks/queue_throughput.py [--items N] [--repeat R]
+    python benchmarks/queue_throughput.py [--items N] [--repeat R] [--tf-items N] [--no-tf]
 
 Each line prints ops/s for both and the ratio FIFOQueue / queue.Queue (higher
 is better for coordkit; the target is >= 0.8), then the extra memory a queue
 holding 1,000,000 small elements needs (the ratio's target is <= 1.5).
 Best of R runs; both sides run in this process, alternating.
+
+When tensorflow is importable (for example ``PYTHONPATH=. /work/tfvenv/bin/python
+benchmarks/queue_throughput.py``), two more columns give TensorFlow's eager
+``tf.queue.FIFOQueue`` (int64 scalars) ops/s and the ratio coordkit / TF, on
+``--tf-items`` elements (it is much slower, so fewer).  Its memory lives in C++,
+out of tracemalloc's sight, so it has no memory line.
 """
 
 from __future__ import annotations
@@ -16,14 +22,28 @@ import threading
 import time
 import tracemalloc
 from collections.abc import Callable
+from typing import Any
 
 from coordkit import FIFOQueue
+
+
+def _tensorflow() -> Any:
+    """The tensorflow module, or None when it cannot be imported."""
+    try:
+        import tensorflow as tf  # optional, and slow to import
+    except ImportError:
+        return None
+    return tf
 
 
 def _adapter(kind: str, capacity: int) -> tuple[Callable, Callable]:
     if kind == "stdlib":
         q = queue.Queue(maxsize=max(capacity, 0))
         return q.put, q.get
+    if kind == "tensorflow":
+        tf = _tensorflow()
+        tq = tf.queue.FIFOQueue(capacity if capacity > 0 else 2**31 - 1, dtypes=[tf.int64], shapes=[[]])
+        return tq.enqueue, tq.dequeue
     q = FIFOQueue(capacity)
     return q.enqueue, q.dequeue
 
@@ -105,8 +125,11 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--memory-items", type=int, default=1_000_000)
+    parser.add_argument("--tf-items", type=int, default=5_000)
+    parser.add_argument("--no-tf", action="store_true", help="skip TensorFlow even if importable")
     args = parser.parse_args()
     n, r = args.items, args.repeat
+    with_tf = not args.no_tf and _tensorflow() is not None
 
     cases = [
         ("single thread put/get", single_thread, (n,)),
@@ -115,10 +138,17 @@ def main() -> None:
         ("1 producer / 1 consumer, capacity 100", threaded, (n, 1, 1, 100)),
         ("4 producers / 4 consumers, capacity 100", threaded, (n, 4, 4, 100)),
     ]
-    print(f"{'case':42} {'coordkit ops/s':>15} {'stdlib ops/s':>13} {'ratio':>6}")
+    header = f"{'case':42} {'coordkit ops/s':>15} {'stdlib ops/s':>13} {'ratio':>6}"
+    if with_tf:
+        header += f" {'TF eager ops/s':>15} {'vs TF':>7}"
+    print(header)
     for label, fn, fn_args in cases:
         ours, theirs = best(fn, r, *fn_args)
-        print(f"{label:42} {ours:15,.0f} {theirs:13,.0f} {ours / theirs:6.2f}")
+        line = f"{label:42} {ours:15,.0f} {theirs:13,.0f} {ours / theirs:6.2f}"
+        if with_tf:
+            tf_rate = max(fn("tensorflow", args.tf_items, *fn_args[1:]) for _ in range(r))
+            line += f" {tf_rate:15,.0f} {ours / tf_rate:7.1f}"
+        print(line, flush=True)
 
     ours_mem, theirs_mem = memory("coordkit", args.memory_items), memory(
         "stdlib", args.memory_items
