@@ -165,14 +165,18 @@ _LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py")
 
 
 def _user_frame(frame: Any) -> Any:
-    """The innermost frame of the user's code (not coordkit's nor the stdlib's sync code)."""
+    """The innermost frame of the user's code (not coordkit's nor the stdlib's sync code);
+    for a thread that runs only coordkit code (a runner, a looper), coordkit's own frame."""
     f = frame
+    fallback = None
     while f is not None:
         fn = f.f_code.co_filename
         if fn not in _MACHINERY and not fn.endswith(_LIBRARY_FILES):
             return f
+        if fallback is None and fn not in _INTERNALS and not fn.endswith(_LIBRARY_FILES):
+            fallback = f
         f = f.f_back
-    return frame
+    return fallback or frame
 
 
 _INTERNALS = frozenset(_PACKAGE_DIR + n for n in ("_runtime.py", "_shims.py", "_lines.py", "harness.py"))
