@@ -48,7 +48,7 @@ from coordkit.queue_runner import (  # isort: skip
 from coordkit.pipeline import MonitoredRun, batch, input_producer, limit_epochs, shuffle_batch  # isort: skip
 from coordkit.signals import stop_on_signals  # isort: skip
 # -- scheduler (explore.py, schedulers.py, trace.py) --
-from coordkit.explore import Choices, ExploreResult, FoundFailure, RunReport, explore, replay  # isort: skip
+from coordkit.explore import Choices, ExploreResult, FoundFailure, RunReport, explore, replay, run  # isort: skip
 from coordkit.harness import Harness, Operation  # isort: skip
 from coordkit.interleavings import InterleavingFailure, interleavings  # isort: skip
 from coordkit.schedulers import (  # isort: skip
@@ -118,6 +118,7 @@ __all__ = [
     "explore",
     "interleavings",
     "replay",
+    "run",
     "schedules",
 ]
 

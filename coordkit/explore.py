@@ -26,10 +26,9 @@ from coordkit.errors import Deadlock, StepLimitExceeded, UncontrolledBlockingErr
 from coordkit.schedulers import ReplayScheduler, Scheduler, make_scheduler
 from coordkit.trace import Schedule, render_table
 
-__all__ = ["Choices", "ExploreResult", "FoundFailure", "RunReport", "explore", "replay"]
+__all__ = ["Choices", "ExploreResult", "FoundFailure", "RunReport", "explore", "replay", "run"]
 
-STRATEGIES = ("pct", "random", "dfs", "hypothesis")
-GRANULARITIES = ("sync", "line")
+_GRANULARITIES = ("sync", "line")
 
 
 @dataclass(frozen=True)
@@ -411,8 +410,8 @@ def _options(fn: Any, max_steps: int, run_timeout: float, granularity: str,
         raise TypeError(f"fn must be a zero-argument callable, got {fn!r}")
     _check_positive("max_steps", max_steps)
     _check_positive("run_timeout", run_timeout, integer=False)
-    if granularity not in GRANULARITIES:
-        raise ValueError(f"granularity must be one of {GRANULARITIES}, got {granularity!r}")
+    if granularity not in _GRANULARITIES:
+        raise ValueError(f"granularity must be one of {_GRANULARITIES}, got {granularity!r}")
     if granularity == "line":
         from coordkit._lines import SUPPORTED
 
@@ -674,3 +673,34 @@ def replay(
     if failure.kind == "timeout":
         raise UncontrolledBlockingError(text)
     raise AssertionError(text)
+
+
+def run(
+    fn: Callable[[], Any],
+    schedule: str | Schedule | Choices | Sequence[int] = (),
+    *,
+    max_steps: int = 20_000,
+    run_timeout: float = 10.0,
+    granularity: str = "sync",
+    fail_on_thread_exception: bool = True,
+) -> Any:
+    """Run ``fn`` once under the controlled scheduler and return what it returned.
+
+    Threads take turns in round-robin order (or follow ``schedule``, replayed
+    leniently), time is virtual, and the run raises what ``replay`` would:
+    the thread's exception, ``Deadlock``, ``StepLimitExceeded``.
+    """
+    box: dict[str, Any] = {}
+
+    def body() -> None:
+        box["value"] = fn()
+
+    body.__qualname__ = _target_name(fn)
+    if isinstance(schedule, str):
+        schedule = Schedule.decode(schedule)
+    if isinstance(schedule, Schedule):
+        schedule = [c for _, c in schedule.choices]
+    replay(body, schedule if isinstance(schedule, Choices) else list(schedule), strict=False,
+           max_steps=max_steps, run_timeout=run_timeout, granularity=granularity,
+           fail_on_thread_exception=fail_on_thread_exception)
+    return box.get("value")

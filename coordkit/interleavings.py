@@ -17,7 +17,7 @@ __all__ = ["InterleavingFailure", "interleavings"]
 _current_nodeid: str | None = None
 
 
-def set_current_test(nodeid: str | None) -> None:
+def _set_current_test(nodeid: str | None) -> None:
     global _current_nodeid
     _current_nodeid = nodeid
 
@@ -40,9 +40,12 @@ def _options_for(nodeid: str | None, options: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _explore_or_fail(fn: Callable[[], Any], nodeid: str | None, options: dict[str, Any]) -> Any:
+def _explore_or_fail(fn: Callable[[], Any], nodeid: str | None, options: dict[str, Any],
+                     name: str | None = None) -> Any:
     from coordkit.explore import explore
 
+    if name is not None:  # so that the failure's replay line names the test
+        fn.__name__ = fn.__qualname__ = name
     result = explore(fn, **_options_for(nodeid, options))
     if result.failure is not None:
         raise InterleavingFailure(str(result.failure))
@@ -59,7 +62,8 @@ def interleavings(**options: Any) -> Callable[[Callable[..., Any]], Callable[...
     def decorate(test: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(test)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return _explore_or_fail(lambda: test(*args, **kwargs), _current_nodeid, options)
+            return _explore_or_fail(lambda: test(*args, **kwargs), _current_nodeid, options,
+                                    test.__qualname__)
 
         wrapper.__signature__ = inspect.signature(test)  # type: ignore[attr-defined]
         return wrapper

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from coordkit.interleavings import _defaults, _explore_or_fail, set_current_test
+from coordkit.interleavings import _defaults, _explore_or_fail, _set_current_test
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -55,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    set_current_test(item.nodeid)
+    _set_current_test(item.nodeid)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -69,7 +69,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     original = pyfuncitem.obj
     names = pyfuncitem._fixtureinfo.argnames
     kwargs = {name: pyfuncitem.funcargs[name] for name in names}
-    _explore_or_fail(lambda: original(**kwargs), pyfuncitem.nodeid, dict(marker.kwargs))
+    _explore_or_fail(lambda: original(**kwargs), pyfuncitem.nodeid, dict(marker.kwargs),
+                     getattr(original, "__qualname__", pyfuncitem.name))
     # The exploration ran the test; give pytest a no-op in its place.
     pyfuncitem.obj = lambda **_: None
     try:

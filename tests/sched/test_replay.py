@@ -174,3 +174,26 @@ def test_failure_message_says_how_to_replay():
     assert "strategy pct, seed 1" in text
     assert f"coordkit.replay(lock_order_deadlock, '{result.failure.trace}')" in text
     assert "preemption" in text
+
+
+def test_run_returns_the_value_in_virtual_time():
+    # TRACE-3: run() is one round-robin (or given) schedule that returns fn's value
+    import time
+
+    def program():
+        t0 = time.monotonic()
+        time.sleep(60)
+        return time.monotonic() - t0
+
+    assert coordkit.run(program) == 60.0
+    with pytest.raises(Deadlock):
+        coordkit.run(lambda: threading.Event().wait())
+    with pytest.raises(ZeroDivisionError):
+        coordkit.run(lambda: 1 / 0)
+
+
+def test_run_follows_a_given_schedule():
+    # TRACE-3
+    result = coordkit.explore(programs.lock_order_deadlock, seed=1)
+    with pytest.raises(Deadlock):
+        coordkit.run(programs.lock_order_deadlock, result.failure.trace)
