@@ -23,7 +23,7 @@ from coordkit import sync
 from coordkit._runtime import Chooser, Event, Execution, Failure, WatchdogTimeout
 from coordkit._shims import StdlibPatch, fresh_thread_names, restore_thread_names
 from coordkit.errors import Deadlock, StepLimitExceeded, UncontrolledBlockingError
-from coordkit.schedulers import ReplayScheduler, Scheduler, make_scheduler
+from coordkit.schedulers import DFSScheduler, ReplayScheduler, Scheduler, make_scheduler
 from coordkit.trace import Schedule, render_table
 
 __all__ = ["Choices", "ExploreResult", "FoundFailure", "RunReport", "explore", "replay", "run"]
@@ -126,9 +126,10 @@ class ExploreResult:
         if self.failure is not None:
             return str(self.failure)
         space = "; the bounded space is exhausted" if self.exhausted else ""
+        seed = "" if self.seed is None else f", seed {self.seed}"
         return (
-            f"no failure in {self.schedules_run} schedule(s) (strategy {self.strategy}, "
-            f"seed {self.seed}, {self.elapsed:.2f}s){space}"
+            f"no failure in {self.schedules_run} schedule(s) (strategy {self.strategy}{seed}, "
+            f"{self.elapsed:.2f}s){space}"
         )
 
 
@@ -472,6 +473,8 @@ def explore(
     if strategy == "hypothesis":
         return _explore_with_hypothesis(fn, options, max_schedules, seed, shrink, time_budget)
     scheduler = make_scheduler(strategy, seed=seed, depth=depth, max_preemptions=max_preemptions)
+    if isinstance(scheduler, DFSScheduler):
+        seed = None  # a systematic search draws nothing at random: no seed to report
     clock = sync.real_monotonic
     started = clock()
     deadline = None if time_budget is None else started + time_budget
