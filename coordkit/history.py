@@ -489,14 +489,26 @@ class FIFOModel(SequentialModel):
         self.capacity = capacity
         self._initial = tuple(initial)
         self._seen: dict[Any, tuple[int, int]] = {}  # elements dequeues returned (see prepare)
+        self._only_seen_prefix = False
 
-    def prepare(self, operations: Sequence[Operation]) -> None:
+    def prepare(self, operations: Sequence[Operation] | None) -> None:
         """Note which elements the history's dequeues returned, and when (search hints, HIST-5).
 
+        ``None`` switches the hints off.
         They order the candidates (``candidate_key``) and the prefixes tried for
         a failed ``enqueue_many``; they change the speed, never the verdict.
+        When every enqueued element is distinct and the history has no
+        ``size()`` call and no dequeue with an unknown outcome, a failed
+        ``enqueue_many`` is taken to have pushed the shortest allowed prefix
+        that holds every element of its batch the history shows coming out: an
+        element that never comes out would stay in front of every later element
+        (and keep the queue from being empty) for good, so whenever a longer
+        prefix fits, that one fits too.
         """
         taken: dict[Any, tuple[int, int]] = {}  # element -> (call of its dequeue, place in batch)
+        if operations is None:  # no hints
+            self._seen, self._only_seen_prefix = taken, False
+            return
         for op in operations:
             outcome = op.outcome
             if outcome is None or outcome.is_error:
@@ -510,6 +522,21 @@ class FIFOModel(SequentialModel):
             except TypeError:
                 continue  # unhashable elements: no hint
         self._seen = taken
+        enqueued: list[Any] = []
+        for op in operations:
+            if op.kind == "enqueue":
+                enqueued.append(op.arg)
+            elif op.kind == "enqueue_many" and op.arg is not None:
+                enqueued.extend(op.arg)
+        try:
+            distinct = len(set(enqueued)) == len(enqueued)
+        except TypeError:
+            distinct = False
+        self._only_seen_prefix = distinct and not any(
+            op.kind == "size"
+            or (op.outcome is None and op.kind in ("dequeue", "dequeue_many", "dequeue_up_to"))
+            for op in operations
+        )
 
     def candidate_key(self, op: Operation) -> Any:
         """The search tries an enqueue when the element it adds is taken (a hint, HIST-7).
@@ -527,6 +554,8 @@ class FIFOModel(SequentialModel):
                 found = None
             if found is not None:
                 return found
+        if op.kind == "close" and op.ret is not None:
+            return (op.ret, -1)
         return (op.call, -1)
 
     def init(self) -> tuple[tuple[Any, ...], bool]:
@@ -607,24 +636,28 @@ class FIFOModel(SequentialModel):
             name = None if outcome is None else outcome.value
             if name not in (None, _TIMEOUT, _CANCELLED):
                 return []
-            result: list[Any] = []
+            # The prefix lengths k this call may have pushed, shortest first.
+            lengths: list[int] = []
             if name != _CANCELLED or closed:
-                result.append(state)
+                lengths.append(0)
             if not closed:
-                result.extend((items + batch[:k], closed) for k in range(1, len(batch) + 1))
-            if name is None and closed:
-                result.append(state)
-            result = list(dict.fromkeys(result))
+                lengths.extend(range(1, len(batch) + 1))
             # Try first the prefix whose elements the history shows coming out:
             # the order changes how fast the search is, never its verdict.
             seen = 0
             while seen < len(batch) and batch[seen] in self._seen:
                 seen += 1
-            likely = (items + batch[:seen], closed)
-            if likely in result:
-                result.remove(likely)
-                result.insert(0, likely)
-            return result
+            if self._only_seen_prefix:
+                # Every enqueued element is distinct and nothing can take an
+                # element out unseen: an element pushed but never returned stays
+                # in the queue for good, in front of every later one, so the
+                # shortest prefix that holds every element seen fits whenever a
+                # longer one does (see prepare).
+                lengths = [k for k in lengths if k >= seen][:1]
+            elif seen in lengths:
+                lengths.remove(seen)
+                lengths.insert(0, seen)
+            return [(items + batch[:k], closed) for k in lengths]
         if outcome is not None and outcome.is_error and outcome.value == _TIMEOUT:
             if op.kind not in self.KINDS:
                 self.apply(state, op)  # raises the unknown-kind error
@@ -682,7 +715,10 @@ class Report:
       ``op`` was called cannot be ordered, while without ``op`` they can;
     * ``states`` are the model states from which the search tried ``op`` and
       failed at that point (at most ``max_states``), and ``expected`` the
-      outcome the model gives ``op`` in each.
+      outcome the model gives ``op`` in each;
+    * ``approximate`` is True when the searches that pin these down (run
+      without the model's whole-history hints) ran out of ``max_steps``: then
+      ``op`` is where the hinted search got stuck and ``window`` is not shrunk.
     """
 
     linearizable: bool
@@ -693,6 +729,7 @@ class Report:
     window: list[Operation] = field(default_factory=list)
     states: list[Any] = field(default_factory=list)
     expected: list[Any] = field(default_factory=list)
+    approximate: bool = False
 
     def __bool__(self) -> bool:
         return self.linearizable
@@ -712,6 +749,8 @@ class Report:
             "Model states when it was tried, and what the model expected of it there:",
             *(f"  {s!r}: {e!r}" for s, e in zip(self.states, self.expected)),
         ]
+        if self.approximate:
+            lines.append("(approximate: the search budget ran out while pinning down the window)")
         return "\n".join(lines)
 
 
@@ -997,6 +1036,19 @@ def check(
     if result.ok:
         return Report(True, len(ops), result.steps, [entries[i].op for i in result.order])
 
+    # The report is about prefixes and parts of the history, so hints drawn
+    # from the whole history no longer hold: switch them off (HIST-5, HIST-8).
+    if callable(prepare):
+        prepare(None)
+    steps = result.steps
+    approximate = False
+    try:
+        exact = _search(entries, model, init, max_steps, max_states)
+        steps += exact.steps
+        assert not exact.ok, "a model's hints changed the verdict"
+        result = exact
+    except SearchBudgetExceeded:
+        approximate = True
     failed = entries[result.stuck_op].op
     assert failed.ret is not None
     cut = failed.ret
@@ -1005,7 +1057,6 @@ def check(
     prefix = [op for op in ops if op.call <= cut]
     before = [op for op in prefix if op.ret is not None and op.ret < failed.call]
     window = [op for op in prefix if not (op.ret is not None and op.ret < failed.call)]
-    steps = result.steps
 
     def linearizable(sub: list[Operation]) -> bool:
         nonlocal steps
@@ -1013,18 +1064,23 @@ def check(
         steps += r.steps
         return r.ok
 
-    if minimize:
+    if minimize and not approximate:
         kept = list(window)
-        for op in sorted(window, key=lambda o: o.call, reverse=True):
-            if op is failed:
-                continue
-            trial = [o for o in kept if o is not op]
-            if not linearizable(trial) and linearizable([o for o in trial if o is not failed]):
-                kept = trial
+        try:
+            for op in sorted(window, key=lambda o: o.call, reverse=True):
+                if op is failed:
+                    continue
+                trial = [o for o in kept if o is not op]
+                if not linearizable(trial) and linearizable([o for o in trial if o is not failed]):
+                    kept = trial
+        except SearchBudgetExceeded:
+            approximate = True
         window = kept
     window.sort(key=lambda o: (o.call, o.index))
     expected = [model.apply(s, failed)[1] for s in result.stuck_states]
-    return Report(False, len(ops), steps, [], failed, window, list(result.stuck_states), expected)
+    return Report(
+        False, len(ops), steps, [], failed, window, list(result.stuck_states), expected, approximate
+    )
 
 
 def assert_linearizable(
