@@ -487,6 +487,23 @@ def test_report_names_first_failure_and_smallest_window_hist_8() -> None:
     assert "[C] dequeue() -> 2" in text and "((1, 2), False): -> 1" in text
 
 
+def test_report_is_approximate_when_its_searches_run_out_hist_8() -> None:
+    """HIST-8, HIST-5: the verdict uses whole-history hints (6 timed-out batches whose
+    elements never come out: one prefix each); the report's searches do not (4**6
+    prefixes), so with a small budget the report says it is approximate."""
+    h = History()
+    for i in range(6):
+        batch = (10 * i, 10 * i + 1, 10 * i + 2)
+        h.add("P", "enqueue_many", batch, 10 * i, 10 * i + 5, ERR(DeadlineExceededError))
+    h.add("C", "dequeue", None, 60, 65, OK(99))
+    quick = check(h, FIFOModel(), max_steps=300)
+    assert not quick and quick.approximate and quick.op is h.operations()[6]
+    assert "approximate" in quick.explain()
+    full = check(h, FIFOModel())
+    assert not full and not full.approximate and full.op is h.operations()[6]
+    assert full.window == [h.operations()[6]]
+
+
 def test_window_keeps_the_overlapping_ops_that_conflict_hist_8() -> None:
     """HIST-8: two overlapping dequeues of one element: both are in the window."""
     h = hist(
