@@ -163,7 +163,7 @@ def start(chain: Chain, coord: Coordinator) -> list[threading.Thread]:
 
 def test_input_exhausted_close_propagates_down_the_chain(seed: int) -> None:
     """RUNNER-4: the close travels stage by stage; the output is the input, exactly."""
-    for r in range(scaled(10)):
+    for r in range(scaled(15)):
         context = f"seed={seed} round {r}"
         rng = random.Random(f"{seed}:{r}")
         chain = Chain(seed + r, items=scaled(3000), stages=rng.randint(2, 4))
@@ -192,7 +192,7 @@ def test_input_exhausted_close_propagates_down_the_chain(seed: int) -> None:
 
 def test_stop_half_way_cancels_and_loses_only_what_was_in_flight(seed: int) -> None:
     """RUNNER-5: a consumer error stops everything; join re-raises it; conservation holds."""
-    for r in range(scaled(10)):
+    for r in range(scaled(15)):
         run_stop_round(seed, r)
 
 

@@ -291,14 +291,15 @@ def test_producers_consumers_closes_cancels_timeouts(kind_name: str, seed: int) 
         "RandomShuffleQueue": lambda: shuffle_kind(seed),
         "PriorityQueue": priority_kind,
     }[kind_name]()
-    rounds = 3
+    # Recorded runs also pay for the linearizability check; the others get more rounds.
+    rounds = 6 if kind.fifo else 25
     for r in range(rounds):
         run_queue_stress(
             kind,
             seed + r,
             producers=4,
             consumers=4,
-            ops_per_producer=scaled(300),
+            ops_per_producer=scaled(400),
             record=kind.fifo,
         )
 
@@ -306,13 +307,13 @@ def test_producers_consumers_closes_cancels_timeouts(kind_name: str, seed: int) 
 def test_fifo_size_and_capacity_are_linearizable_with_single_calls(seed: int) -> None:
     """HIST-10: with single enqueues and dequeues only, size(), is_closed() and the capacity
     are linearizable too, with closes and timeouts at random moments."""
-    for r in range(3):
+    for r in range(6):
         run_queue_stress(
             fifo_kind(),
             seed + r,
             producers=3,
             consumers=3,
-            ops_per_producer=scaled(300),
+            ops_per_producer=scaled(400),
             batches=False,
             record=True,
         )
