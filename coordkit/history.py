@@ -319,10 +319,6 @@ def _check_kind(kind: object) -> None:
 # ---------------------------------------------------------------------------
 
 
-def _as_tuple(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
-
-
 class RecordingQueue:
     """Wraps a coordkit queue (or any object with its methods) and records every call.
 
@@ -426,6 +422,12 @@ class Model(Protocol):
     behind when its recorded outcome is ``op.outcome`` (None for a pending
     operation with no known outcome); when it does not, the checker derives it
     from ``apply``.
+
+    Optional search hints, which change the speed and never the verdict:
+    ``prepare(operations)`` (the whole history, or None to switch hints drawn
+    from it off), ``read_only(op)`` (True when ``op`` leaves every state it
+    fits in unchanged) and ``candidate_key(op)`` (the order in which to try the
+    operations that may go next).  See ``FIFOModel`` and HIST-5, HIST-7.
     """
 
     def init(self) -> Hashable: ...

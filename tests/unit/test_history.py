@@ -393,40 +393,35 @@ def test_unknown_kind_names_it_hist_9() -> None:
 
 
 def test_size_is_not_linearizable_with_partial_batches_hist_10() -> None:
-    """HIST-10 (Q-ENQ-3, Q-DEQ-3): the real queue shows size() values no moment explains.
-
-    Built from the real queue's behaviour, deterministically: an enqueue_many larger than
-    the free room pushes one element, a dequeue takes it, size() is 0, although the
-    batch's second element is still to come.
+    """HIST-10 (Q-DEQ-3, Q-API-6): on the real queue, a waiting dequeue_many holds what it
+    took outside size(), so size() reads 0 right after an enqueue completed, before the
+    batch is complete: no single moment explains it.  Without size() the same run is fine.
     """
-    q = FIFOQueue(1)
+    q = FIFOQueue(-1)
     h = History()
     rq = RecordingQueue(q, h)
+    got: list[Any] = []
     started = threading.Event()
 
-    def producer() -> None:
+    def consumer() -> None:
         started.set()
-        rq.enqueue_many(["a", "b"], timeout=JOIN_TIMEOUT)
+        got.append(rq.dequeue_many(2, timeout=JOIN_TIMEOUT))
 
-    t = threading.Thread(target=producer)
+    t = threading.Thread(target=consumer)
     t.start()
     assert started.wait(JOIN_TIMEOUT)
-    _wait_until(lambda: q.statistics().size == 1 and q.statistics().pending_enqueues == 1)
-    assert rq.dequeue() == "a"  # makes room: "b" goes in at once, inside this call
+    _wait_until(lambda: q.statistics().pending_dequeues == 1)
+    rq.enqueue("a")  # taken at once by the waiting dequeue_many, which holds it
+    assert rq.size() == 0
+    rq.enqueue("b")
     t.join(JOIN_TIMEOUT)
-    assert not t.is_alive()
-    # Re-create the interleaving where size() is read between the push of "a" and of "b":
-    ops = h.operations()
-    many, deq = (o for o in ops if o.kind == "enqueue_many"), (o for o in ops if o.kind == "dequeue")
-    many_op, deq_op = next(many), next(deq)
-    assert many_op.ret is not None and deq_op.ret is not None
-    h2 = History()
-    h2.add("P", "enqueue_many", ("a", "b"), 0, 100, OK())
-    h2.add("C", "dequeue", None, 10, 20, OK("a"))
-    h2.add("S", "size", None, 30, 40, OK(0))  # possible in coordkit: "b" not yet pushed
-    assert not check(h2, FIFOModel())
-    # Without size(), the same history is fine.
-    assert check(h, FIFOModel())
+    assert not t.is_alive() and got == [["a", "b"]]
+    report = check(h, FIFOModel())
+    assert not report
+    assert report.op is not None and report.op.kind == "size"
+    assert report.expected == [OK(1)]
+    without_size = [op for op in h.operations() if op.kind != "size"]
+    assert check(without_size, FIFOModel())
 
 
 # ---------------------------------------------------------------------------
