@@ -459,6 +459,7 @@ def _default_successors(model: Any, state: Any, op: Operation) -> list[Any]:
 
 
 _TIMEOUT = "DeadlineExceededError"
+_DEQUEUES = ("dequeue", "dequeue_many", "dequeue_up_to")
 _CANCELLED = "CancelledError"
 _OUT_OF_RANGE = "OutOfRangeError"
 
@@ -492,6 +493,7 @@ class FIFOModel(SequentialModel):
         self._initial = tuple(initial)
         self._seen: dict[Any, tuple[int, int]] = {}  # elements dequeues returned (see prepare)
         self._only_seen_prefix = False
+        self._dequeued_during: dict[Any, tuple[float, float]] | None = None
 
     def prepare(self, operations: Sequence[Operation] | None) -> None:
         """Note which elements the history's dequeues returned, and when (search hints, HIST-5).
@@ -509,7 +511,7 @@ class FIFOModel(SequentialModel):
         """
         taken: dict[Any, tuple[int, int]] = {}  # element -> (call of its dequeue, place in batch)
         if operations is None:  # no hints
-            self._seen, self._only_seen_prefix = taken, False
+            self._seen, self._only_seen_prefix, self._dequeued_during = taken, False, None
             return
         for op in operations:
             outcome = op.outcome
@@ -534,11 +536,31 @@ class FIFOModel(SequentialModel):
             distinct = len(set(enqueued)) == len(enqueued)
         except TypeError:
             distinct = False
-        self._only_seen_prefix = distinct and not any(
-            op.kind == "size"
-            or (op.outcome is None and op.kind in ("dequeue", "dequeue_many", "dequeue_up_to"))
+        unknown_dequeues = any(
+            op.outcome is None and op.kind in ("dequeue", "dequeue_many", "dequeue_up_to")
             for op in operations
         )
+        self._only_seen_prefix = distinct and not unknown_dequeues and not any(
+            op.kind == "size" for op in operations
+        )
+        # Each element's dequeue interval, when every element is enqueued once
+        # and comes out at most once: used to refuse enqueue orders that the
+        # dequeues' real-time order already rules out (see successors).
+        intervals: dict[Any, tuple[float, float]] = {}
+        once = distinct and not unknown_dequeues
+        for op in operations if once else ():
+            outcome = op.outcome
+            if outcome is None or outcome.is_error or op.kind not in _DEQUEUES:
+                continue
+            ret = math.inf if op.ret is None else op.ret
+            try:
+                for element in (outcome.value,) if op.kind == "dequeue" else outcome.value:
+                    if element in intervals:
+                        once = False
+                    intervals[element] = (op.call, ret)
+            except TypeError:
+                once = False  # not a batch, or unhashable elements: no hint
+        self._dequeued_during = intervals if once else None
 
     def candidate_key(self, op: Operation) -> Any:
         """The search tries an enqueue when the element it adds is taken (a hint, HIST-7).
@@ -659,12 +681,52 @@ class FIFOModel(SequentialModel):
             elif seen in lengths:
                 lengths.remove(seen)
                 lengths.insert(0, seen)
-            return [(items + batch[:k], closed) for k in lengths]
+            return self._in_dequeue_order(items, [(items + batch[:k], closed) for k in lengths])
         if outcome is not None and outcome.is_error and outcome.value == _TIMEOUT:
             if op.kind not in self.KINDS:
                 self.apply(state, op)  # raises the unknown-kind error
             return [state]
-        return _default_successors(self, state, op)
+        result = _default_successors(self, state, op)
+        if op.kind in ("enqueue", "enqueue_many"):
+            return self._in_dequeue_order(items, result)
+        return result
+
+    def _in_dequeue_order(self, items: tuple[Any, ...], states: list[Any]) -> list[Any]:
+        """Drop the states whose new elements could not come out in their queue order.
+
+        A hint (see prepare): with every element enqueued once and returned at most
+        once, an element appended behind ``y`` comes out after ``y``, so its
+        dequeue must not end before ``y``'s begins; and behind an element that
+        never comes out, no element can come out at all.
+        """
+        during = self._dequeued_during
+        if during is None:
+            return states
+        kept = []
+        for state in states:
+            new_items = state[0]
+            if len(new_items) == len(items):
+                kept.append(state)
+                continue
+            latest_call = -math.inf  # the latest dequeue call of an element ahead
+            for y in items:
+                found = during.get(y)
+                latest_call = math.inf if found is None else max(latest_call, found[0])
+                if latest_call == math.inf:
+                    break
+            fits = True
+            for a in new_items[len(items) :]:
+                found = during.get(a)
+                if found is None:
+                    latest_call = math.inf
+                elif found[1] < latest_call:
+                    fits = False
+                    break
+                else:
+                    latest_call = max(latest_call, found[0])
+            if fits:
+                kept.append(state)
+        return kept
 
 
 def _fifo_read_only(op: Operation) -> bool:
