@@ -478,6 +478,10 @@ class FIFOModel(SequentialModel):
     without ``enqueue_many``, ``dequeue_many`` and ``dequeue_up_to``: those
     calls hold or push elements part way, which coordkit's queues (like
     TensorFlow's) make visible to ``size()`` and to the capacity (HIST-10).
+
+    ``check`` gives the model search hints drawn from the whole history through
+    ``prepare`` (HIST-7); they live on the instance, so use one instance per
+    check running at a time.
     """
 
     KINDS = frozenset(
