@@ -7,6 +7,7 @@ scheduler that explores, shrinks and replays thread interleavings.
 
 from __future__ import annotations
 
+from coordkit.coordinator import Coordinator, LooperThread
 from coordkit.errors import (
     AbortedError,
     CancelledError,
@@ -23,20 +24,19 @@ from coordkit.errors import (
     UncontrolledBlockingError,
     UnimplementedError,
 )
-
-# -- coordinator (coordinator.py) --
-from coordkit.coordinator import Coordinator, LooperThread  # isort: skip
-# -- queues (queues.py) --
-from coordkit.queues import (  # isort: skip
-    FIFOQueue,
-    PaddingFIFOQueue,
-    PriorityQueue,
-    QueueBase,
-    QueueStatistics,
-    RandomShuffleQueue,
+from coordkit.explore import (
+    Choices,
+    ExploreResult,
+    FoundFailure,
+    RunReport,
+    explore,
+    replay,
+    run,
 )
-# -- queue runner (queue_runner.py) --
-from coordkit.queue_runner import (  # isort: skip
+from coordkit.harness import Harness, Operation
+from coordkit.interleavings import InterleavingFailure, interleavings
+from coordkit.pipeline import MonitoredRun, batch, input_producer, limit_epochs, shuffle_batch
+from coordkit.queue_runner import (
     QueueRunner,
     QueueRunnerRegistry,
     add_queue_runner,
@@ -44,82 +44,79 @@ from coordkit.queue_runner import (  # isort: skip
     queue_runner_scope,
     start_queue_runners,
 )
-# -- pipelines and signals (pipeline.py, signals.py) --
-from coordkit.pipeline import MonitoredRun, batch, input_producer, limit_epochs, shuffle_batch  # isort: skip
-from coordkit.signals import stop_on_signals  # isort: skip
-# -- scheduler (explore.py, schedulers.py, trace.py) --
-from coordkit.explore import Choices, ExploreResult, FoundFailure, RunReport, explore, replay, run  # isort: skip
-from coordkit.harness import Harness, Operation  # isort: skip
-from coordkit.interleavings import InterleavingFailure, interleavings  # isort: skip
-from coordkit.schedulers import (  # isort: skip
+from coordkit.queues import (
+    FIFOQueue,
+    PaddingFIFOQueue,
+    PriorityQueue,
+    QueueBase,
+    QueueStatistics,
+    RandomShuffleQueue,
+)
+from coordkit.schedulers import (
     DFSScheduler,
     PCTScheduler,
     RandomScheduler,
     ReplayScheduler,
     Scheduler,
 )
-from coordkit.trace import Schedule  # isort: skip
+from coordkit.signals import stop_on_signals
+from coordkit.trace import Schedule
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AbortedError",
     "CancelledError",
+    "Choices",
+    "Coordinator",
+    "DFSScheduler",
     "DataLossError",
     "DeadlineExceededError",
     "Deadlock",
+    "ExploreResult",
+    "FIFOQueue",
+    "FoundFailure",
+    "Harness",
+    "InterleavingFailure",
     "InvalidArgumentError",
+    "LooperThread",
+    "MonitoredRun",
     "OpError",
+    "Operation",
     "OutOfRangeError",
+    "PCTScheduler",
+    "PaddingFIFOQueue",
+    "PriorityQueue",
+    "QueueBase",
+    "QueueRunner",
+    "QueueRunnerRegistry",
+    "QueueStatistics",
+    "RandomScheduler",
+    "RandomShuffleQueue",
+    "ReplayScheduler",
+    "RunReport",
+    "Schedule",
     "ScheduleError",
+    "Scheduler",
     "StepLimitExceeded",
     "TraceDivergedError",
     "TraceFormatError",
     "UncontrolledBlockingError",
     "UnimplementedError",
-    # -- coordinator names --
-    "Coordinator",
-    "LooperThread",
-    # -- queue names --
-    "FIFOQueue",
-    "PaddingFIFOQueue",
-    "PriorityQueue",
-    "QueueBase",
-    "QueueStatistics",
-    "RandomShuffleQueue",
-    # -- queue runner names --
-    "QueueRunner",
-    "QueueRunnerRegistry",
     "add_queue_runner",
-    "get_queue_runner_registry",
-    "queue_runner_scope",
-    "start_queue_runners",
-    # -- pipeline and signal names --
-    "MonitoredRun",
     "batch",
-    "input_producer",
-    "limit_epochs",
-    "shuffle_batch",
-    "stop_on_signals",
-    # -- scheduler names --
-    "Choices",
-    "DFSScheduler",
-    "ExploreResult",
-    "FoundFailure",
-    "Harness",
-    "InterleavingFailure",
-    "Operation",
-    "PCTScheduler",
-    "RandomScheduler",
-    "ReplayScheduler",
-    "RunReport",
-    "Schedule",
-    "Scheduler",
     "explore",
+    "get_queue_runner_registry",
+    "input_producer",
     "interleavings",
+    "limit_epochs",
+    "queue_runner_scope",
     "replay",
     "run",
     "schedules",
+    "shuffle_batch",
+    "start_queue_runners",
+    "stop_on_signals",
 ]
 
 
