@@ -161,6 +161,10 @@ _MACHINERY = frozenset(
         "interleavings.py", "queues.py", "coordinator.py", "queue_runner.py", "pipeline.py",
     )]
 )
+# The runtime itself: left out of every stack a report shows.
+_INTERNALS = frozenset(
+    _PACKAGE_DIR + name for name in ("_runtime.py", "_shims.py", "_lines.py", "harness.py")
+)
 _LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py")
 
 
@@ -177,9 +181,6 @@ def _user_frame(frame: Any) -> Any:
             fallback = f
         f = f.f_back
     return fallback or frame
-
-
-_INTERNALS = frozenset(_PACKAGE_DIR + n for n in ("_runtime.py", "_shims.py", "_lines.py", "harness.py"))
 
 
 def _user_stack(frame: Any) -> str:
