@@ -167,7 +167,7 @@ class ReplayScheduler(Scheduler):
                 raise TraceDivergedError(
                     f"replay diverged at choice point {k} (step {execution.steps}): the trace "
                     f"ended after {len(self._choices)} choice points but the program goes on "
-                    f"({_describe(candidates)})"
+                    f"({_describe(candidates)}){_CHANGED}"
                 )
             return 0
         c = self._choices[k]
@@ -176,7 +176,7 @@ class ReplayScheduler(Scheduler):
                 raise TraceDivergedError(
                     f"replay diverged at choice point {k} (step {execution.steps}): the trace "
                     f"had {self._expected[k]} runnable threads here, the program has {n} "
-                    f"({_describe(candidates)})"
+                    f"({_describe(candidates)}){_CHANGED}"
                 )
             return c
         # A non-zero choice stays a switch (never wraps to 0, which means "keep going").
@@ -191,8 +191,14 @@ class ReplayScheduler(Scheduler):
         ):
             execution.chooser_error = TraceDivergedError(
                 f"replay diverged: the program ended after {self._k} choice points but the "
-                f"trace has {len(self._choices)}"
+                f"trace has {len(self._choices)}{_CHANGED}"
             )
+
+
+_CHANGED = (
+    ". The program no longer follows this trace: if you changed it (fixed the bug, say), "
+    "replay with strict=False to run the old schedule as far as it fits, or explore again"
+)
 
 
 def _describe(candidates: list[Task]) -> str:
