@@ -176,8 +176,8 @@ class Harness:
     def start(self, fn: Callable[[], Any], name: str | None = None,
               choices: Choices | Sequence[int] | None = None) -> Operation:
         """Call ``fn`` in a new controlled thread and settle; the operation may stay pending."""
-        op = self.spawn(fn, name)
-        self.settle(choices)
+        op, spawn = self._operation(fn, name)
+        self._settle(choices, first=spawn)
         return op
 
     def spawn(self, fn: Callable[[], Any], name: str | None = None) -> Operation:
@@ -187,6 +187,12 @@ class Harness:
         runnable thread, so several operations spawned before one settle race
         each other, in the interleaving that settle's ``choices`` pick.
         """
+        op, spawn = self._operation(fn, name)
+        self._call(spawn)
+        return op
+
+    def _operation(self, fn: Callable[[], Any], name: str | None) -> tuple[Operation, Callable[[], None]]:
+        """A new operation, and the job (run on the worker) that creates its thread."""
         if not callable(fn):
             raise TypeError(f"fn must be a zero-argument callable, got {fn!r}")
         ex = self.execution
@@ -204,8 +210,7 @@ class Harness:
         def spawn() -> None:
             op._task = ex.spawn(body, op.name, daemon=True)
 
-        self._call(spawn)
-        return op
+        return op, spawn
 
     def run(self, fn: Callable[[], Any], choices: Choices | Sequence[int] | None = None) -> Any:
         """Call ``fn`` in a controlled thread, settle, and return its result."""
@@ -219,11 +224,18 @@ class Harness:
 
     def settle(self, choices: Choices | Sequence[int] | None = None) -> None:
         """Run every runnable thread until each is parked or done; no virtual time passes."""
+        self._settle(choices)
+
+    def _settle(self, choices: Choices | Sequence[int] | None,
+                first: Callable[[], None] | None = None) -> None:
+        # One job on the worker: ``first`` (creating a thread) and the settle.
         ex = self.execution
         self._chooser.use(choices)
         budget = ex.steps + self._options.max_steps
 
         def step() -> None:
+            if first is not None:
+                first()
             ex.max_steps = budget
             ex.horizon = ex.clock.now
             ex.drive()

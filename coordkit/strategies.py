@@ -1,7 +1,8 @@
 """Hypothesis strategies for schedules.
 
 ``schedules()`` generates ``Choices`` as a list of context switches, each
-"keep going for ``gap`` choice points, then switch to candidate ``k``".  Hypothesis
+"keep going for ``gap`` choice points, then switch to candidate ``k``"
+(``context_switches`` turns such a list into ``Choices``).  Hypothesis
 shrinks lists to fewer entries first, so a shrunk schedule is one with fewer
 context switches, then with earlier and smaller ones.  Run one with
 ``coordkit.replay(fn, choices)``.
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from coordkit.explore import Choices
 
-__all__ = ["schedules"]
+__all__ = ["context_switches", "schedules"]
 
 
 def _positive_int(name: str, value: object) -> None:
@@ -21,7 +22,13 @@ def _positive_int(name: str, value: object) -> None:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
-def _expand(switches: list[tuple[int, int]]) -> Choices:
+def context_switches(switches: list[tuple[int, int]]) -> Choices:
+    """The ``Choices`` of a list of context switches ``(gap, k)``: keep the current
+    thread for ``gap`` choice points, then switch to candidate ``k``.
+
+    This is how ``schedules()`` builds its values, so a failing example prints
+    as ``context_switches([(3, 1)])``, which runs as it reads.
+    """
     values: list[int] = []
     for gap, k in switches:
         values.extend([0] * gap)
@@ -46,4 +53,4 @@ def schedules(
     # short gaps, but keep long ones reachable.
     gap = st.one_of(st.integers(0, min(8, max_gap)), st.integers(0, max_gap))
     switch = st.tuples(gap, st.integers(1, max_value))
-    return st.lists(switch, max_size=max_switches).map(_expand)
+    return st.lists(switch, max_size=max_switches).map(context_switches)

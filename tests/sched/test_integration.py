@@ -33,6 +33,14 @@ def test_hypothesis_finds_and_shrinks_a_deadlock():
     assert result.failure.kind == "deadlock" and result.failure.preemptions == 1
 
 
+def test_context_switches_build_the_choices():
+    # HYP-1: (gap, k) pairs: keep going for gap choice points, then switch to candidate k
+    from coordkit.strategies import context_switches
+
+    assert context_switches([(2, 1), (0, 3)]) == coordkit.Choices((0, 0, 1, 3))
+    assert context_switches([]) == coordkit.Choices(())
+
+
 def test_schedules_rejects_bad_arguments():
     import pytest
 
