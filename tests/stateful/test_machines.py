@@ -371,7 +371,7 @@ def race_fails(bound: type, prefix: Any, race: Any, choices: Choices) -> bool:
 def test_a_race_inside_one_step_is_found_and_shrunk_to_one_switch(
     name, base, attribute, factory, prefix, race
 ):
-    # MACH-4, MACH-5: only some interleavings of the racing calls break the rules;
+    # MACH-4, MACH-5, MUT-3: only some interleavings of the racing calls break the rules;
     # Hypothesis finds one among the step's schedules and shrinks it to a single context switch
     bound = type("Racy", (base,), {attribute: factory})
     assert not race_fails(bound, prefix, race, Choices([]))  # no context switch: no bug
