@@ -26,7 +26,8 @@ def test_hypothesis_finds_and_shrinks_a_deadlock():
             return True
         return False
 
-    smallest = find(coordkit.schedules(), deadlocks, settings=settings(max_examples=500, database=None))
+    smallest = find(coordkit.schedules(), deadlocks,
+                    settings=settings(max_examples=500, database=None, derandomize=True))
     assert sum(1 for v in smallest.values if v) == 1
     # explore(strategy="hypothesis") reports the same (SCHED-17).
     result = coordkit.explore(programs.lock_order_deadlock, strategy="hypothesis", seed=1)
