@@ -18,7 +18,7 @@ import itertools
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine
@@ -29,13 +29,46 @@ from coordkit.harness import Harness, Operation
 from coordkit.stateful.models import Err, Ok, Outcome
 from coordkit.strategies import schedules
 
-__all__ = ["SCHEDULES", "Advance", "ModelMachine", "StepFailure", "factory", "weighted"]
+__all__ = [
+    "SCHEDULES",
+    "Advance",
+    "Model",
+    "ModelMachine",
+    "StepFailure",
+    "TimedModel",
+    "factory",
+    "weighted",
+]
 
 # The interleaving of one rule: a few context switches among the threads it
 # started or woke.  A rule has few choice points, so switches come early.
 SCHEDULES = schedules(max_switches=3, max_gap=8)
 
-M = TypeVar("M")
+
+
+class Model(Protocol):
+    """What the machine needs of a model (MODEL-1, MODEL-2)."""
+
+    results: dict[Hashable, Outcome]
+
+    def copy(self) -> Any: ...
+
+    def key(self) -> Hashable: ...
+
+    def describe(self) -> str: ...
+
+
+class TimedModel(Model, Protocol):
+    """A model with virtual time (MODEL-4)."""
+
+    now: float
+
+    def deadlines(self) -> list[float]: ...
+
+    def advance(self, seconds: float) -> None: ...
+
+
+M = TypeVar("M", bound=Model)
 
 
 def weighted(*parts: tuple[int, Callable[[], SearchStrategy[Any]]]) -> SearchStrategy[Any]:
@@ -149,6 +182,8 @@ class ModelMachine(RuleBasedStateMachine, Generic[M]):
         return bool(expected == actual)
 
     def same_error(self, expected: Err, actual: BaseException) -> bool:
+        """Whether ``actual`` is the exception the model expects: the very object when
+        the model names one (COORD-17), else an instance of its type."""
         if expected.exc is not None:
             return actual is expected.exc
         return isinstance(actual, expected.type)
@@ -184,9 +219,9 @@ class ModelMachine(RuleBasedStateMachine, Generic[M]):
 
     def advance(self, step: Advance, choices: Choices | None) -> None:
         """Let time pass as ``step`` says, in the implementation and in every candidate (HARN-3)."""
-        model = self.models[0]
-        deadlines = sorted(model.deadlines())  # type: ignore[attr-defined]
-        now = model.now  # type: ignore[attr-defined]
+        model: TimedModel = self.models[0]  # type: ignore[assignment]
+        deadlines = sorted(model.deadlines())
+        now = model.now
         if not deadlines:
             seconds = 1.0
         elif step.n == 0:
@@ -194,7 +229,8 @@ class ModelMachine(RuleBasedStateMachine, Generic[M]):
         else:
             seconds = deadlines[min(step.n, len(deadlines)) - 1] - now
         self.pass_time(seconds, choices)
-        self.check_step(f"{step!r}", [(f"{seconds:g} seconds pass", lambda m: m.advance(seconds))], choices)
+        self.check_step(f"{step!r}", [(f"{seconds:g} seconds pass",
+                                       lambda m: m.advance(seconds))], choices)  # type: ignore[attr-defined]
 
     def check_step(
         self,
@@ -219,14 +255,14 @@ class ModelMachine(RuleBasedStateMachine, Generic[M]):
         in_place = len(self.models) == 1 and len(orders) == 1
         for model in self.models:
             for order in orders:
-                candidate = model if in_place else model.copy()  # type: ignore[attr-defined]
+                candidate = model if in_place else model.copy()
                 self.picks(candidate, values)
                 for _, apply in order:
                     apply(candidate)
                 problems = self._operation_problems(candidate, outcomes)
                 problems += self.state_problems(candidate, observed)
                 if not problems:
-                    key = candidate.key()  # type: ignore[attr-defined]
+                    key = candidate.key()
                     if key not in seen:
                         seen.add(key)
                         survivors.append(candidate)
@@ -246,10 +282,10 @@ class ModelMachine(RuleBasedStateMachine, Generic[M]):
             if outcome[0] != "pending":
                 del self._tracked[key]
                 for model in self.models:
-                    model.results.pop(key, None)  # type: ignore[attr-defined]
+                    model.results.pop(key, None)
 
     def _operation_problems(self, model: M, outcomes: dict[int, tuple[Any, ...]]) -> list[str]:
-        results: dict[Hashable, Outcome] = model.results  # type: ignore[attr-defined]
+        results = model.results
         problems = []
         for key, actual in outcomes.items():
             expected = results.get(key)
@@ -275,7 +311,7 @@ class ModelMachine(RuleBasedStateMachine, Generic[M]):
                          + " (no order of them explains what happened; shown: the first order tried)")
         lines += [f"  - {p}" for p in problems]
         if model is not None:
-            lines.append(f"  model after the step: {model.describe()}")  # type: ignore[attr-defined]
+            lines.append(f"  model after the step: {model.describe()}")
         waiting = self.harness.pending()
         if waiting:
             lines.append("  threads waiting in the implementation: " + "; ".join(waiting))

@@ -109,10 +109,9 @@ class NewRunner:
 
 # One rule for every kind of step (see queues.py: swarm testing switches rules
 # off).  Ops are told what to do far more often than the queue is closed or a
-# stop is requested, so threads spend a while feeding the queue first; then
+# stop is requested, and most instructions enqueue, so threads spend a while
+# feeding the queue, which consumers keep from staying full; then
 # ``NewRunner`` starts another life.
-# Most instructions enqueue, so that threads live a while; a consumer keeps the
-# small queue from staying full.
 _WEIGHTED_ACTIONS = ["enqueue"] * 6 + ["exhausted", "error", "interrupt"]
 STEPS = weighted(
     (2, lambda: st.just(CreateThreads())),

@@ -125,7 +125,7 @@ class NewQueue:
 # Calls that add or take elements come far more often than closes, so that a
 # queue spends a while open with calls waiting on both lists before it
 # closes; then ``NewQueue`` starts another life.  Most calls have a timeout
-# and about one step in six lets time pass, so waiting calls also time
+# and about one step in seven lets time pass, so waiting calls also time
 # out.  All of it is one rule: Hypothesis's swarm testing switches whole
 # rules off per example, which would otherwise starve many examples of
 # races, of time or of new queues.
@@ -202,6 +202,7 @@ class QueueMachine(ModelMachine[QueueModel]):
         self.queue: Any = None
         self._elements = itertools.count()
         self._batch_ops: set[int] = set()
+        self._created: set[Any] = set()  # every element the machine made
         self.returned: Counter[Any] = Counter()
 
     # -- how elements look for this queue class -------------------------------------------
@@ -209,6 +210,11 @@ class QueueMachine(ModelMachine[QueueModel]):
     def element(self, i: int) -> Any:
         """The i-th element the machine enqueues."""
         return i
+
+    def _new_element(self) -> Any:
+        x = self.element(next(self._elements))
+        self._created.add(x)
+        return x
 
     def batch_argument(self, elements: list[Any]) -> Any:
         """What ``enqueue_many`` is passed for these elements."""
@@ -242,10 +248,10 @@ class QueueMachine(ModelMachine[QueueModel]):
     @rule(op=STEPS, choices=SCHEDULES)
     def step(self, op: QueueOp | Race | Contend | Advance | NewQueue, choices: Choices) -> None:
         """One step (MACH-2): a queue call in a new controlled thread, which may stay
-        waiting; a ``Race`` of calls started at once, or ``Contend`` for the last slots or
-        elements (MACH-4); ``Advance(n)``: virtual
-        time passes and due calls time out; ``NewQueue()``: a closed queue on which
-        nothing waits is replaced by a new one.
+        waiting; a ``Race`` of calls started at once, or ``Contend`` for the last slots
+        or elements (MACH-4); ``Advance(n)``: virtual time passes and due calls time
+        out; ``NewQueue()``: a closed queue on which nothing waits is replaced by a
+        new one (MACH-7).
 
         A race runs its calls one after another instead when the orders of
         earlier races still undecided, times the orders of this one, would be too
@@ -276,6 +282,8 @@ class QueueMachine(ModelMachine[QueueModel]):
             return
         duplicates = [x for x, count in self.returned.items() if count > 1]
         assert not duplicates, f"elements returned twice: {duplicates}"
+        invented = [x for x in self.returned if x not in self._created]
+        assert not invented, f"elements returned that were never enqueued: {invented}"
         model = self.models[0]
         stats = model.statistics()
         assert model.accepted == stats.size + stats.held + sum(self.returned.values()), (
@@ -325,10 +333,10 @@ class QueueMachine(ModelMachine[QueueModel]):
         kw: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
         kind = op.kind
         if kind == "enqueue":
-            x = self.element(next(self._elements))
+            x = self._new_element()
             return (lambda: q.enqueue(x, **kw)), (lambda m: m.enqueue(key, x, timeout))
         if kind == "enqueue_many":
-            xs = [self.element(next(self._elements)) for _ in range(op.n)]
+            xs = [self._new_element() for _ in range(op.n)]
             arg = self.batch_argument(xs)
             return (lambda: q.enqueue_many(arg, **kw)), (lambda m: m.enqueue_many(key, xs, timeout))
         if kind == "dequeue":
