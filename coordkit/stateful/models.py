@@ -34,7 +34,6 @@ from coordkit.queues import QueueStatistics
 
 __all__ = [
     "CoordinatorModel",
-    "CoordinatorState",
     "Err",
     "ModelError",
     "Ok",
@@ -636,16 +635,6 @@ class _Join:
         return _Join(list(self.snapshot), self.grace, self.ignore_live_threads, self.phase, self.deadline)
 
 
-@dataclass(frozen=True)
-class CoordinatorState:
-    """What ``Coordinator.statistics()`` reports, with threads as the model's keys (COORD-21)."""
-
-    stop_requested: bool
-    joined: bool
-    recorded: BaseException | None
-    registered_threads: tuple[Hashable, ...]
-
-
 class CoordinatorModel:
     """The stop and exception state of a Coordinator, its joins and the threads it watches.
 
@@ -689,9 +678,6 @@ class CoordinatorModel:
                 tuple(sorted(self.alive.items(), key=repr)), self.now,
                 tuple(sorted((repr(op), j.phase, j.deadline) for op, j in self.joins.items())),
                 tuple(sorted((repr(op), d) for op, d in self.waits.items())))
-
-    def state(self) -> CoordinatorState:
-        return CoordinatorState(self.stop, self.joined, self.recorded, tuple(self.registered))
 
     def pending(self) -> list[Hashable]:
         return [*self.joins, *self.waits]
