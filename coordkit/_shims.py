@@ -578,22 +578,28 @@ def _patched_sync_factories() -> _Patch:
     return _Patch(_SYNC_PATCHES)
 
 
-def _aliases_of_time_functions() -> list[tuple[Any, str, Any]]:
-    """Patches for modules that imported a time function by name (``from time import
-    monotonic``): their global would otherwise keep the real clock."""
-    replacements = {
-        id(getattr(_time, name)): value for obj, name, value in _PATCHES if obj is _time
-    }
+# Modules whose own attributes _PATCHES replaces, and C modules whose names are
+# types or internals that other stdlib code relies on (``_thread.LockType`` in
+# isinstance checks, ``_thread.allocate_lock`` for import locks).
+_NO_ALIAS_SCAN = frozenset({"threading", "_thread", "queue", "_queue", "time"})
+
+
+def _aliases_of_patched_names() -> list[tuple[Any, str, Any]]:
+    """Patches for modules that imported a patched name directly (``from threading import
+    Lock``, ``from time import monotonic``): their global would otherwise keep the real
+    object, and a real lock taken by two controlled threads (which share one OS thread)
+    neither excludes nor blocks as it should."""
+    replacements = {id(getattr(obj, name)): value for obj, name, value in _PATCHES}
     patches = []
     for modname, module in list(sys.modules.items()):
-        if module is None or modname == "time" or modname.split(".")[0] == "coordkit":
+        if module is None or modname in _NO_ALIAS_SCAN or modname.split(".")[0] == "coordkit":
             continue
         try:
             namespace = vars(module)
         except TypeError:
             continue
         for attr, value in list(namespace.items()):
-            if callable(value) and id(value) in replacements:
+            if id(value) in replacements and callable(value) and not attr.startswith("__"):
                 patches.append((module, attr, replacements[id(value)]))
     return patches
 
@@ -616,7 +622,7 @@ class StdlibPatch:
             raise RuntimeError("coordkit explorations cannot be nested")
         StdlibPatch._active = True
         install_thread_hooks()
-        self._aliases = _Patch(_aliases_of_time_functions())
+        self._aliases = _Patch(_aliases_of_patched_names())
         self._aliases.__enter__()
         self._patch.__enter__()
         return self

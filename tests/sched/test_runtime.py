@@ -147,6 +147,24 @@ def test_time_functions_imported_by_name_are_virtual_too():
     assert clock_alias.monotonic is time.monotonic  # restored afterwards
 
 
+def test_primitives_imported_by_name_are_controlled():
+    # SCHED-3: `from threading import RLock` & co. inside the user's module are controlled
+    # too; real ones would neither exclude nor block between controlled threads
+    import threading as real_threading
+
+    from tests.sched import sync_alias
+
+    before = real_threading.active_count()
+    found = coordkit.explore(sync_alias.lock_order_deadlock, seed=1, max_schedules=500)
+    assert found.failure is not None and found.failure.kind == "deadlock"
+    assert coordkit.explore(sync_alias.handshake, seed=1, max_schedules=300).failure is None
+    assert run_once(sync_alias.handshake) == 42
+    hang = coordkit.explore(sync_alias.simple_queue_hang, seed=1, max_schedules=5)
+    assert hang.failure is not None and hang.failure.kind == "deadlock"
+    assert real_threading.active_count() == before  # no worker left behind
+    assert sync_alias.RLock is real_threading.RLock  # restored afterwards
+
+
 def test_timeouts_fire_last():
     # SCHED-9: the waiter's timeout can only fire once the worker is parked or done
     def program():
