@@ -1,17 +1,22 @@
-"""Line granularity: a scheduling point before every source line of the user's code.
+"""Line granularity: a scheduling point before every source line of the user's code,
+and before every store of the user's code into shared state.
 
-Races on unsynchronised state (``x += 1`` from two threads) only show up if the
-scheduler may switch between lines.  Lines of the standard library, of
-installed packages and of coordkit itself run without interruption; their
-synchronisation operations are scheduling points anyway.
+Races on unsynchronised state only show up if the scheduler may switch between
+reading a value and writing it back.  A point at the start of each line lets it
+switch between ``tmp = c.v`` and ``c.v = tmp + 1``; a point just before each store
+to a global, an attribute, a subscript or a closure cell (not to a local) lets it
+switch inside ``x += 1`` too, which reads and writes on one line.  Lines of the
+standard library, of installed packages and of coordkit itself run without
+interruption; their synchronisation operations are scheduling points anyway.
 
 Python 3.12+ uses ``sys.monitoring`` (cheap, and disabled per location for
-code that is not the user's); older versions use ``sys.settrace`` on the
-worker thread.
+code that is not the user's, and for instructions that are not stores); 3.11
+uses ``sys.settrace`` with opcode events on the worker thread.
 """
 
 from __future__ import annotations
 
+import dis
 import os
 import sys
 import sysconfig
@@ -46,6 +51,33 @@ def is_user_code(code: Any) -> bool:
     return known
 
 
+# Writes that another thread can see: everything but STORE_FAST and friends (locals).
+_SHARED_STORES = frozenset(
+    name for name in dis.opmap
+    if name.startswith(("STORE_", "DELETE_")) and "FAST" not in name
+)
+_stores_cache: dict[Any, dict[int, str]] = {}
+
+
+def shared_stores(code: Any) -> dict[int, str]:
+    """Byte offset -> what is written, for each store of ``code`` into shared state."""
+    known = _stores_cache.get(code)
+    if known is None:
+        known = {}
+        prefix: list[int] = []  # EXTENDED_ARG offsets that lead into the next instruction
+        for ins in dis.get_instructions(code):
+            if ins.opname == "EXTENDED_ARG":
+                prefix.append(ins.offset)
+                continue
+            if ins.opname in _SHARED_STORES:
+                what = ins.argval if isinstance(ins.argval, str) else "[]"
+                for offset in (*prefix, ins.offset):
+                    known[offset] = what
+            prefix = []
+        _stores_cache[code] = known
+    return known
+
+
 if sys.version_info >= (3, 11):
     import ctypes
 
@@ -60,14 +92,14 @@ else:
     SUPPORTED = False
 
 
-def _on_line(ex: Execution) -> None:
+def _on_line(ex: Execution, kind: str = "line", target: str | None = None) -> None:
     if ex.line_granularity and not ex.killing:
         # CPython turns tracing off while a trace or monitoring callback runs. A switch
         # to another thread from in here would leave that thread untraced, so leave the
         # "inside a callback" state for the duration of the scheduling point.
         _leave_tracing(_get_tstate())
         try:
-            ex.point("line", None)
+            ex.point(kind, target)
         finally:
             _enter_tracing(_get_tstate())
 
@@ -75,28 +107,44 @@ def _on_line(ex: Execution) -> None:
 if sys.version_info >= (3, 12):
     _TOOL_ID = 4  # sys.monitoring ids 0-5 exist; 4 and 5 are free for tools like this one
     _registered = False
+    _instrumented: set[Any] = set()  # user code with INSTRUCTION events switched on
 
     def _line_event(code: Any, line: int) -> Any:
         if not is_user_code(code):
             return sys.monitoring.DISABLE
+        if code not in _instrumented and shared_stores(code):
+            _instrumented.add(code)
+            sys.monitoring.set_local_events(_TOOL_ID, code, sys.monitoring.events.INSTRUCTION)
         ex = current_execution()
         if ex is not None:
             _on_line(ex)
         return None
 
+    def _instruction_event(code: Any, offset: int) -> Any:
+        what = shared_stores(code).get(offset)
+        if what is None:
+            return sys.monitoring.DISABLE
+        ex = current_execution()
+        if ex is not None:
+            _on_line(ex, "store", what)
+        return None
+
     def install(ex: Execution) -> None:
         global _registered
+        mon = sys.monitoring
         if not _registered:
-            mon = sys.monitoring
             if mon.get_tool(_TOOL_ID) is None:
                 mon.use_tool_id(_TOOL_ID, "coordkit")
             mon.register_callback(_TOOL_ID, mon.events.LINE, _line_event)
+            mon.register_callback(_TOOL_ID, mon.events.INSTRUCTION, _instruction_event)
             _registered = True
-        sys.monitoring.set_events(_TOOL_ID, sys.monitoring.events.LINE)
+        mon.set_events(_TOOL_ID, mon.events.LINE)
 
     def uninstall() -> None:
         if _registered:
             sys.monitoring.set_events(_TOOL_ID, 0)
+            while _instrumented:
+                sys.monitoring.set_local_events(_TOOL_ID, _instrumented.pop(), 0)
 
 else:
 
@@ -105,10 +153,18 @@ else:
             ex = current_execution()
             if ex is not None:
                 _on_line(ex)
+        elif event == "opcode":
+            what = shared_stores(frame.f_code).get(frame.f_lasti)
+            if what is not None:
+                ex = current_execution()
+                if ex is not None:
+                    _on_line(ex, "store", what)
         return _local_trace
 
     def _global_trace(frame: Any, event: str, arg: Any) -> Any:
         if event == "call" and is_user_code(frame.f_code):
+            if shared_stores(frame.f_code):
+                frame.f_trace_opcodes = True
             return _local_trace
         return None
 

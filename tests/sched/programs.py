@@ -33,6 +33,46 @@ def lost_update() -> None:
     assert box[0] == 2, f"lost update: counter is {box[0]}"
 
 
+COUNTER = 0
+
+
+def lost_update_in_place() -> None:
+    """Two threads do ``COUNTER += 1`` on a global: the read and the write share a line."""
+    global COUNTER
+    COUNTER = 0
+
+    def inc() -> None:
+        global COUNTER
+        COUNTER += 1
+
+    threads = [threading.Thread(target=inc) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert COUNTER == 2, f"lost update: counter is {COUNTER}"
+
+
+def lost_update_attribute_in_loop() -> None:
+    """``self.hits += 1`` in a loop, from two threads."""
+
+    class Stats:
+        hits = 0
+
+    stats = Stats()
+
+    def work() -> None:
+        for _ in range(2):
+            stats.hits += 1
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert stats.hits == 4, f"lost update: {stats.hits} hits"
+
+
 def locked_counter(nthreads: int = 3, increments: int = 3) -> None:
     """The correct counter: every increment under one lock."""
     box = [0]

@@ -25,6 +25,29 @@ def test_lost_update_found_at_line_granularity(strategy):
     assert "lost update" in str(result.failure.exception)
 
 
+@programs.needs_line_granularity
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("program", [programs.lost_update_in_place,
+                                     programs.lost_update_attribute_in_loop])
+def test_read_modify_write_on_one_line_found(program, strategy):
+    # SCHED-2: line granularity also switches just before a store to shared state, so
+    # `x += 1` (read and write on one line) races too; shrunk to one preemption
+    result = coordkit.explore(program, strategy=strategy, seed=1, max_schedules=500,
+                              granularity="line")
+    assert result.failure is not None, "missed the lost update"
+    assert "lost update" in str(result.failure.exception)
+    assert result.failure.preemptions == 1
+    assert "store " in result.failure.report.table()
+
+
+@programs.needs_line_granularity
+def test_dfs_never_calls_a_racy_one_line_increment_exhausted():
+    # SCHED-2, SCHED-16: bounded DFS must find the race rather than report the space done
+    result = coordkit.explore(programs.lost_update_in_place, strategy="dfs",
+                              granularity="line", max_schedules=10_000)
+    assert result.failure is not None and not result.exhausted
+
+
 @pytest.mark.skipif(sys.version_info >= (3, 11), reason="checks the Python 3.10 refusal")
 def test_line_granularity_refused_clearly_on_python_310():
     # SCHED-2
