@@ -29,6 +29,7 @@ from coordkit.trace import Schedule, render_table
 __all__ = ["Choices", "ExploreResult", "FoundFailure", "RunReport", "explore", "replay", "run"]
 
 _GRANULARITIES = ("sync", "line")
+MAX_STEPS = 20_000  # the default step budget of a run
 
 
 @dataclass(frozen=True)
@@ -435,7 +436,7 @@ def explore(
     seed: int | None = None,
     depth: int = 3,
     max_preemptions: int | None = 2,
-    max_steps: int = 20_000,
+    max_steps: int = MAX_STEPS,
     time_budget: float | None = None,
     run_timeout: float = 10.0,
     granularity: str = "sync",
@@ -564,7 +565,12 @@ def _run_report(ex: Execution) -> RunReport:
     return RunReport(
         events=list(ex.events),
         thread_names=[t.name for t in ex.tasks],
-        schedule=Schedule.from_choices(ex.choices),
+        schedule=Schedule.from_choices(
+            ex.choices,
+            granularity="line" if ex.line_granularity else "sync",
+            fail_on_thread_exception=ex.fail_on_thread_exception,
+            max_steps=None if ex.max_steps == MAX_STEPS else ex.max_steps,
+        ),
         failure=ex.failure,
         steps=ex.steps,
         preemptions=ex.preemptions,
@@ -629,11 +635,11 @@ def replay(
     trace: str | Schedule | Choices | Sequence[int],
     *,
     strict: bool = True,
-    max_steps: int = 20_000,
+    max_steps: int | None = None,
     run_timeout: float = 10.0,
-    granularity: str = "sync",
+    granularity: str | None = None,
     invariant: Callable[[], Any] | None = None,
-    fail_on_thread_exception: bool = True,
+    fail_on_thread_exception: bool | None = None,
 ) -> RunReport:
     """Re-run ``fn`` under exactly the schedule ``trace`` and raise what that run raised.
 
@@ -642,12 +648,29 @@ def replay(
     the schedule no longer matches the program (``strict``), ``TraceDivergedError``
     names the choice point where it stopped matching.  Returns a ``RunReport``
     when the run passes, e.g. once the bug is fixed.
+
+    ``granularity``, ``fail_on_thread_exception`` and ``max_steps`` default to
+    what the trace recorded (a trace string or ``Schedule``), else to
+    ``explore``'s defaults; a ``granularity`` that contradicts the trace's is an
+    error, since the schedule could not match.
     """
-    options = _options(fn, max_steps, run_timeout, granularity, invariant, fail_on_thread_exception)
-    if isinstance(trace, str):
-        scheduler = ReplayScheduler(Schedule.decode(trace).choices, strict=strict)
-    elif isinstance(trace, Schedule):
-        scheduler = ReplayScheduler(trace.choices, strict=strict)
+    recorded = Schedule.decode(trace) if isinstance(trace, str) else trace
+    if isinstance(recorded, Schedule):
+        if granularity is not None and recorded.granularity not in (None, granularity):
+            raise ValueError(
+                f"granularity={granularity!r}, but the trace was recorded with "
+                f"granularity={recorded.granularity!r}; leave granularity out to use the trace's"
+            )
+        granularity = granularity or recorded.granularity
+        if fail_on_thread_exception is None:
+            fail_on_thread_exception = recorded.fail_on_thread_exception
+        max_steps = max_steps or recorded.max_steps
+    options = _options(
+        fn, max_steps or MAX_STEPS, run_timeout, granularity or "sync", invariant,
+        True if fail_on_thread_exception is None else fail_on_thread_exception,
+    )
+    if isinstance(recorded, Schedule):
+        scheduler = ReplayScheduler(recorded.choices, strict=strict)
     elif isinstance(trace, Choices):
         scheduler = ReplayScheduler(trace.values, strict=False)
     elif isinstance(trace, Sequence) and all(isinstance(c, int) for c in trace):
@@ -682,16 +705,17 @@ def run(
     fn: Callable[[], Any],
     schedule: str | Schedule | Choices | Sequence[int] = (),
     *,
-    max_steps: int = 20_000,
+    max_steps: int | None = None,
     run_timeout: float = 10.0,
-    granularity: str = "sync",
-    fail_on_thread_exception: bool = True,
+    granularity: str | None = None,
+    fail_on_thread_exception: bool | None = None,
 ) -> Any:
     """Run ``fn`` once under the controlled scheduler and return what it returned.
 
     Threads take turns in round-robin order (or follow ``schedule``, replayed
-    leniently), time is virtual, and the run raises what ``replay`` would:
-    the thread's exception, ``Deadlock``, ``StepLimitExceeded``.
+    leniently, with the options it recorded unless given here), time is
+    virtual, and the run raises what ``replay`` would: the thread's exception,
+    ``Deadlock``, ``StepLimitExceeded``.
     """
     box: dict[str, Any] = {}
 
@@ -699,11 +723,6 @@ def run(
         box["value"] = fn()
 
     body.__qualname__ = _target_name(fn)
-    if isinstance(schedule, str):
-        schedule = Schedule.decode(schedule)
-    if isinstance(schedule, Schedule):
-        schedule = [c for _, c in schedule.choices]
-    replay(body, schedule if isinstance(schedule, Choices) else list(schedule), strict=False,
-           max_steps=max_steps, run_timeout=run_timeout, granularity=granularity,
-           fail_on_thread_exception=fail_on_thread_exception)
+    replay(body, schedule, strict=False, max_steps=max_steps, run_timeout=run_timeout,
+           granularity=granularity, fail_on_thread_exception=fail_on_thread_exception)
     return box.get("value")

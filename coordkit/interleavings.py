@@ -40,14 +40,24 @@ def _options_for(nodeid: str | None, options: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _replay_target(test: Callable[..., Any]) -> str:
+    """How the failure's replay line calls ``test``: a lambda that passes its fixtures."""
+    name = test.__qualname__
+    params = [p.name for p in inspect.signature(test).parameters.values()
+              if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if not params:
+        return name
+    return f"lambda: {name}({', '.join(f'{p}={p}' for p in params)})"
+
+
 def _explore_or_fail(fn: Callable[[], Any], nodeid: str | None, options: dict[str, Any],
-                     name: str | None = None) -> Any:
+                     test: Callable[..., Any] | None = None) -> Any:
     from coordkit.explore import explore
 
-    if name is not None:  # so that the failure's replay line names the test
-        fn.__name__ = fn.__qualname__ = name
     result = explore(fn, **_options_for(nodeid, options))
     if result.failure is not None:
+        if test is not None:  # so that the failure's replay line names the test
+            result.failure.target = _replay_target(test)
         raise InterleavingFailure(str(result.failure))
     return result
 
@@ -56,14 +66,21 @@ def interleavings(**options: Any) -> Callable[[Callable[..., Any]], Callable[...
     """Decorate a test so that its body runs under ``coordkit.explore(**options)``.
 
     The test may take fixtures; they are created once, outside the controlled
-    runs, and the body runs in every schedule.
+    runs, and the body runs in every schedule.  Called from inside a controlled
+    run (as the failure's replay line does), the decorated test just runs its
+    body, under that run's schedule.
     """
 
     def decorate(test: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(test)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return _explore_or_fail(lambda: test(*args, **kwargs), _current_nodeid, options,
-                                    test.__qualname__)
+        def wrapper(*args: Any, **kwargs: Any) -> None:
+            from coordkit._runtime import current_execution
+
+            if current_execution() is not None:
+                test(*args, **kwargs)
+                return
+            # A test returns None (pytest warns otherwise); explore() gives the result.
+            _explore_or_fail(lambda: test(*args, **kwargs), _current_nodeid, options, test)
 
         wrapper.__signature__ = inspect.signature(test)  # type: ignore[attr-defined]
         return wrapper

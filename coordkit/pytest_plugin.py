@@ -69,8 +69,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     original = pyfuncitem.obj
     names = pyfuncitem._fixtureinfo.argnames
     kwargs = {name: pyfuncitem.funcargs[name] for name in names}
-    _explore_or_fail(lambda: original(**kwargs), pyfuncitem.nodeid, dict(marker.kwargs),
-                     getattr(original, "__qualname__", pyfuncitem.name))
+    _explore_or_fail(lambda: original(**kwargs), pyfuncitem.nodeid, dict(marker.kwargs), original)
     # The exploration ran the test; give pytest a no-op in its place.
     pyfuncitem.obj = lambda **_: None
     try:

@@ -5,11 +5,13 @@ stored with the number of candidates there was, so that a replay can tell
 exactly where a changed program stops matching.  It counts scheduling points,
 never bytecodes, so the same string replays on every supported CPython.
 
-The string form is ``ck1_<payload>_<check>``: ``ck1`` names format version 1,
-the payload is base32 (lowercase, no padding) of a run-length coded varint
-stream of ``(candidates, choice, repeat)`` triples, and the check is the first
-32 bits of the payload's CRC-32 in base32.  Only ``[a-z0-9_]`` appears, so a
-double-click selects the whole trace.
+The string form is ``ck2_<payload>_<check>``: ``ck2`` names format version 2,
+the payload is base32 (lowercase, no padding) of a varint stream (the run's
+options: a flags word and the step budget, then run-length coded
+``(candidates, choice, repeat)`` triples), and the check is the CRC-32 of the
+payload in base32.  Only ``[a-z0-9_]`` appears, so a double-click selects the
+whole trace.  Version 1 (``ck1_``, the triples alone) is still read; it does
+not say which options the run used.
 """
 
 from __future__ import annotations
@@ -18,12 +20,16 @@ import base64
 import binascii
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from coordkit.errors import TraceFormatError
 
 __all__ = ["Schedule", "render_table"]
 
-_PREFIX = "ck1"
+_PREFIX = "ck2"
+_V1 = "ck1"
+_LINE = 1  # flags: the run had line granularity
+_THREAD_ERRORS_PASS = 2  # flags: a thread's exception did not fail the run
 
 
 def _varint(n: int, out: bytearray) -> None:
@@ -71,9 +77,18 @@ def _check(payload: bytes) -> str:
 
 @dataclass(frozen=True)
 class Schedule:
-    """The choices of one run: ``(number of candidates, index chosen)`` per choice point."""
+    """The choices of one run: ``(number of candidates, index chosen)`` per choice point.
+
+    It also records the options that shape the run's choice points, so a replay
+    needs nothing but the string: ``granularity``, ``fail_on_thread_exception``
+    and ``max_steps``.  A version-1 trace did not record the first two: they
+    decode as ``None``.
+    """
 
     choices: tuple[tuple[int, int], ...] = ()
+    granularity: str | None = "sync"
+    fail_on_thread_exception: bool | None = True
+    max_steps: int | None = None  # None: the default budget
 
     def __post_init__(self) -> None:
         for i, (n, c) in enumerate(self.choices):
@@ -82,6 +97,8 @@ class Schedule:
                     f"choice {i} is {c} of {n} candidates: a choice point has at least "
                     "2 candidates and the choice is an index below that number"
                 )
+        if self.granularity not in (None, "sync", "line"):
+            raise ValueError(f"granularity must be 'sync' or 'line', got {self.granularity!r}")
 
     @property
     def preemptions(self) -> int:
@@ -89,8 +106,13 @@ class Schedule:
         return sum(1 for _, c in self.choices if c)
 
     def encode(self) -> str:
-        """The trace string (``ck1_...``)."""
+        """The trace string (``ck2_...``); options not recorded are written as the defaults."""
         out = bytearray()
+        flags = (_LINE if self.granularity == "line" else 0) | (
+            _THREAD_ERRORS_PASS if self.fail_on_thread_exception is False else 0
+        )
+        _varint(flags, out)
+        _varint(self.max_steps or 0, out)
         i, choices = 0, self.choices
         while i < len(choices):
             j = i
@@ -113,12 +135,13 @@ class Schedule:
         parts = text.split("_")
         if len(parts) != 3:
             raise TraceFormatError(
-                f"not a coordkit trace: {text[:40]!r} (expected 'ck1_<payload>_<check>')"
+                f"not a coordkit trace: {text[:40]!r} (expected '{_PREFIX}_<payload>_<check>')"
             )
         version, body, check = parts
-        if version != _PREFIX:
+        if version not in (_PREFIX, _V1):
             raise TraceFormatError(
-                f"unknown trace format version {version!r}; this coordkit reads {_PREFIX!r}"
+                f"unknown trace format version {version!r}; this coordkit reads {_PREFIX!r} "
+                f"and {_V1!r}"
             )
         payload = _unb32(body)
         if _check(payload) != check:
@@ -126,6 +149,19 @@ class Schedule:
                 "corrupt trace: the check does not match the payload (was it truncated or edited?)"
             )
         values = _read_varints(payload)
+        options: dict = {"granularity": None, "fail_on_thread_exception": None}
+        if version == _PREFIX:
+            if len(values) < 2:
+                raise TraceFormatError("corrupt trace: the payload has no options header")
+            flags, max_steps = values[:2]
+            if flags & ~(_LINE | _THREAD_ERRORS_PASS):
+                raise TraceFormatError(f"corrupt trace: unknown option flags {flags:#x}")
+            values = values[2:]
+            options = {
+                "granularity": "line" if flags & _LINE else "sync",
+                "fail_on_thread_exception": not flags & _THREAD_ERRORS_PASS,
+                "max_steps": max_steps or None,
+            }
         if len(values) % 3:
             raise TraceFormatError("corrupt trace: the payload is not a whole number of entries")
         choices: list[tuple[int, int]] = []
@@ -134,11 +170,24 @@ class Schedule:
             if repeat < 1:
                 raise TraceFormatError("corrupt trace: an entry repeats zero times")
             choices.extend([(n, c)] * repeat)
-        return cls(tuple(choices))
+        return cls(tuple(choices), **options)
+
+    def describe(self) -> str:
+        """One line: the format, the choice points and the recorded options."""
+        if self.granularity is None:
+            options = "options not recorded (format ck1)"
+        else:
+            options = f"granularity={self.granularity!r}"
+            if self.fail_on_thread_exception is False:
+                options += ", fail_on_thread_exception=False"
+            if self.max_steps:
+                options += f", max_steps={self.max_steps}"
+        return (f"{len(self.choices)} choice points, {self.preemptions} preemption(s) at most; "
+                f"{options}")
 
     @classmethod
-    def from_choices(cls, choices: Iterable[tuple[int, int]]) -> Schedule:
-        return cls(tuple((int(n), int(c)) for n, c in choices))
+    def from_choices(cls, choices: Iterable[tuple[int, int]], **options: Any) -> Schedule:
+        return cls(tuple((int(n), int(c)) for n, c in choices), **options)
 
     def __str__(self) -> str:
         return self.encode()

@@ -107,9 +107,47 @@ def test_plugin_marker_decorator_and_fixture(pytester):
         [
             "*coordkit found a deadlock after*",
             "*Replay it exactly*",
-            "*coordkit.replay(*, 'ck1_*')*",
+            "*coordkit.replay(*, 'ck2_*')*",
         ]
     )
+
+
+REPLAYED_TESTS = """
+import coordkit
+import test_plugin_use
+
+
+def test_replay_lines(tmp_path):
+    names = {**vars(test_plugin_use), "coordkit": coordkit, "tmp_path": tmp_path}
+    for line in open("replay_lines.txt").read().splitlines():
+        try:
+            eval(line, names)
+        except coordkit.Deadlock:
+            continue
+        raise AssertionError("replay did not deadlock: " + line)
+"""
+
+
+def test_plugin_replay_lines_run_as_printed(pytester):
+    # PLUG-1, TRACE-6: the replay line a failing test prints runs as printed: the
+    # decorated test replays its body (no nested exploration), a test with fixtures is
+    # called through a lambda that passes them
+    pytester.makepyfile(test_plugin_use=PLUGIN_TESTS + """
+
+@pytest.mark.coordkit(max_schedules=100)
+def test_marker_with_fixture_finds_deadlock(tmp_path):
+    lock_order()
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-W", "error::pytest.PytestReturnNotNoneWarning")
+    result.assert_outcomes(passed=3, failed=3)
+    lines = sorted({"coordkit.replay(" + line.split("coordkit.replay(", 1)[1].strip()
+                    for line in result.outlines if "    coordkit.replay(" in line})
+    assert len(lines) == 3, lines
+    assert any("lambda: test_marker_with_fixture_finds_deadlock(tmp_path=tmp_path)" in line
+               for line in lines)
+    pytester.path.joinpath("replay_lines.txt").write_text("\n".join(lines))
+    pytester.makepyfile(test_replayed=REPLAYED_TESTS)
+    pytester.runpytest("-p", "no:cacheprovider", "test_replayed.py").assert_outcomes(passed=1)
 
 
 def test_plugin_seed_option_is_reproducible(pytester):

@@ -95,7 +95,7 @@ def test_trace_round_trip_and_alphabet():
     # TRACE-1
     schedule = Schedule(((2, 0), (2, 0), (3, 2), (2, 1), (2, 1), (5, 4)))
     text = schedule.encode()
-    assert text.startswith("ck1_")
+    assert text.startswith("ck2_")
     assert set(text) <= set("abcdefghijklmnopqrstuvwxyz0123456789_")
     assert Schedule.decode(text) == schedule
     assert Schedule.decode("  " + text + "\n") == schedule
@@ -105,7 +105,7 @@ def test_trace_round_trip_and_alphabet():
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ("ck2_aaaa_aaaaaaa", "unknown trace format version 'ck2'"),
+        ("ck3_aaaa_aaaaaaa", "unknown trace format version 'ck3'"),
         ("hello", "not a coordkit trace"),
         ("ck1_!!!!_aaaaaaa", "not base32"),
         (12, "a trace is a string"),
@@ -123,9 +123,9 @@ def test_edited_or_truncated_trace_fails_the_check():
     _, body, check = text.split("_")
     flipped = "b" if body[0] != "b" else "c"
     with pytest.raises(TraceFormatError, match="check does not match"):
-        Schedule.decode(f"ck1_{flipped}{body[1:]}_{check}")
+        Schedule.decode(f"ck2_{flipped}{body[1:]}_{check}")
     with pytest.raises(TraceFormatError):
-        Schedule.decode(f"ck1_{body[:-2]}_{check}")
+        Schedule.decode(f"ck2_{body[:-2]}_{check}")
 
 
 def test_impossible_choice_is_rejected():
@@ -197,3 +197,50 @@ def test_run_follows_a_given_schedule():
     result = coordkit.explore(programs.lock_order_deadlock, seed=1)
     with pytest.raises(Deadlock):
         coordkit.run(programs.lock_order_deadlock, result.failure.trace)
+
+
+def test_trace_records_the_options_that_shape_the_run():
+    # TRACE-1: granularity, fail_on_thread_exception and the step budget travel with the
+    # trace, so the printed replay line needs nothing else; version-1 traces still decode
+    for options in ({}, {"granularity": "line"}, {"fail_on_thread_exception": False},
+                    {"granularity": "line", "fail_on_thread_exception": False, "max_steps": 500}):
+        schedule = Schedule(((2, 1), (3, 0)), **options)
+        assert Schedule.decode(schedule.encode()) == schedule
+    old = Schedule.decode("ck1_aiaqcayaaebaaai_5ce4mmi")
+    assert old.choices == ((2, 1), (3, 0), (2, 0)) and old.granularity is None
+    assert "options not recorded" in old.describe()
+    assert "granularity='line'" in Schedule((), granularity="line").describe()
+
+
+@programs.needs_line_granularity
+def test_replay_uses_the_traces_granularity():
+    # TRACE-3: a trace found at line granularity replays as printed, without repeating the
+    # option; contradicting it is an error that says so (TRACE-4 would follow otherwise)
+    result = coordkit.explore(programs.lost_update, seed=1, granularity="line")
+    assert "granularity" not in result.failure.replay_line()
+    with pytest.raises(AssertionError, match="lost update"):
+        coordkit.replay(programs.lost_update, result.failure.trace)
+    with pytest.raises(ValueError, match="recorded with granularity='line'"):
+        coordkit.replay(programs.lost_update, result.failure.trace, granularity="sync")
+
+
+def test_replay_uses_the_traces_thread_exception_setting():
+    # TRACE-3: explored with fail_on_thread_exception=False, a worker's error is not the
+    # failure; the replay of the trace reproduces the deadlock, not the worker's error
+    def program():
+        import threading
+
+        ev = threading.Event()
+
+        def worker():
+            raise OSError("disk gone")
+
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+        ev.wait()
+
+    result = coordkit.explore(program, seed=1, max_schedules=20, fail_on_thread_exception=False)
+    assert result.failure.kind == "deadlock"
+    with pytest.raises(coordkit.Deadlock):
+        coordkit.replay(program, result.failure.trace)
