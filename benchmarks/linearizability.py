@@ -4,7 +4,8 @@
 
 Records a history from real threads (each thread a random mix of enqueue,
 enqueue_many, dequeue, dequeue_many and dequeue_up_to with short timeouts on
-one FIFOQueue; then a close and a drain), and prints how long
+one FIFOQueue; then, once they are done, a close and a drain until the closed
+queue raises OutOfRangeError, all recorded too), and prints how long
 ``coordkit.history.check`` takes against ``FIFOModel``.  The target is under
 2 s for 4 threads and 2,000 operations.  A second line checks a history with
 ``size()`` calls and the capacity modelled (single enqueues and dequeues only).
@@ -29,7 +30,11 @@ _EXPECTED = (CancelledError, DeadlineExceededError, OutOfRangeError)
 
 
 def record(threads: int, ops: int, seed: int, batches: bool, capacity: int = 8) -> History:
-    """A history of about ``ops`` operations from ``threads`` threads on one FIFOQueue."""
+    """A history of about ``ops`` operations from ``threads`` threads on one FIFOQueue.
+
+    After the threads finish, the history ends with a ``close`` and a drain: ``dequeue``
+    until the closed queue raises ``OutOfRangeError``.
+    """
     history = History()
     q = RecordingQueue(FIFOQueue(capacity), history)
     per_thread = ops // threads
@@ -62,6 +67,13 @@ def record(threads: int, ops: int, seed: int, batches: bool, capacity: int = 8) 
         w.start()
     for w in workers:
         w.join()
+    # The end of every history: a close, then a drain until the closed queue is empty.
+    q.close()
+    while True:
+        try:
+            q.dequeue(timeout=0)
+        except OutOfRangeError:  # closed and empty: the drain is over
+            break
     return history
 
 

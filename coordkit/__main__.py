@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import os
 import sys
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
@@ -21,7 +23,12 @@ class UsageError(Exception):
 
 
 def load_target(spec: str) -> Callable[[], Any]:
-    """Import ``MODULE:FUNCTION`` (the current directory is importable)."""
+    """Import ``MODULE:FUNCTION`` (the current directory is importable).
+
+    Anything wrong with the target is a ``UsageError`` that names it: a module that
+    does not import (whatever it raises), a missing attribute, something that is not
+    callable, or a callable that cannot be called with no arguments.
+    """
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise UsageError(f"target must look like MODULE:FUNCTION, got {spec!r}")
@@ -29,8 +36,8 @@ def load_target(spec: str) -> Callable[[], Any]:
         sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UsageError(f"cannot import module {module_name!r}: {exc}") from None
+    except (Exception, SystemExit) as exc:  # a broken module is bad input, not a found failure
+        raise UsageError(f"cannot import module {module_name!r}: {_describe_import_error(exc)}") from None
     obj: Any = module
     for part in attr.split("."):
         try:
@@ -39,7 +46,38 @@ def load_target(spec: str) -> Callable[[], Any]:
             raise UsageError(f"module {module_name!r} has no attribute {attr!r}") from None
     if not callable(obj):
         raise UsageError(f"{spec} is not callable (it is {type(obj).__name__})")
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):  # no signature to check (some builtins)
+        return obj
+    try:
+        signature.bind()
+    except TypeError as exc:
+        raise UsageError(
+            f"{spec} must be callable with no arguments, but its signature is {attr}{signature} "
+            f"({exc}); wrap it in a function that supplies them"
+        ) from None
     return obj
+
+
+def _describe_import_error(exc: BaseException) -> str:
+    """``Type: message (file, line N)`` for an exception raised while importing."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, SyntaxError):  # its message already names the file and the line
+        return text
+    machinery = (os.path.dirname(importlib.__file__ or ""), os.path.abspath(__file__))
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith("<frozen") and not f.filename.startswith(machinery)]
+    if frames:  # the deepest line of the user's code that raised
+        text += f" ({frames[-1].filename}, line {frames[-1].lineno})"
+    return text
+
+
+def _cli_wording(message: str, replacement: str = "--lenient") -> str:
+    """Library advice says ``strict=False``; at the command line it is ``--lenient``."""
+    if "strict=False" in message:
+        return message.replace("strict=False", replacement)
+    return f"{message} (on the command line, {replacement} replays a trace on changed code)"
 
 
 def _rule(out: TextIO, title: str) -> None:
@@ -145,27 +183,72 @@ def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
     finally:
         progress.done()
     text = str(result)
-    if result.failure is not None:
-        _save_report(args.target, result.failure)
-        text = text.replace(
-            result.failure.replay_line(),
-            f"{result.failure.replay_line()}\n    coordkit replay {args.target} {result.failure.trace}",
-        )
+    failure = result.failure
+    if failure is not None:
+        try:
+            _save_report(args.target, failure)
+        except OSError as exc:
+            sys.stderr.write(f"coordkit explore: warning: cannot save the run under {REPORTS_DIR}/ "
+                             f"for coordkit show: {exc}\n")
+        text = _add_cli_replay(text, _cli_replay_command(args, failure.trace), failure.trace)
     out.write(text + "\n")
-    return EXIT_FAILURE if result.failure is not None else EXIT_OK
+    return EXIT_FAILURE if failure is not None else EXIT_OK
+
+
+def _cli_replay_command(args: argparse.Namespace, trace: str) -> str:
+    """The ``coordkit replay`` command for a trace found with these options."""
+    command = f"coordkit replay {args.target} {trace}"
+    if args.granularity != "sync" and _recorded(trace).get("granularity") is None:
+        command += f" --granularity {args.granularity}"  # a trace that does not record it
+    return command
+
+
+def _recorded(trace: str) -> dict[str, Any]:
+    """The run options a trace string records (none for a version-1 trace)."""
+    from coordkit.trace import Schedule
+
+    schedule = Schedule.decode(trace)
+    names = ("granularity", "fail_on_thread_exception", "max_steps")
+    return {name: getattr(schedule, name) for name in names if getattr(schedule, name, None) is not None}
+
+
+def _add_cli_replay(text: str, command: str, trace: str) -> str:
+    """Put ``command`` under the report's Python replay line, or at the end if there is none.
+
+    The Python line is found by its content (a ``coordkit.replay(`` call with this
+    trace), not by rebuilding it, so it may carry any keyword arguments.
+    """
+    lines = text.split("\n")
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i]
+        if "coordkit.replay(" in line and trace in line:
+            indent = line[: len(line) - len(line.lstrip())]
+            lines.insert(i + 1, indent + command)
+            return "\n".join(lines)
+    return f"{text}\n\nReplay it on the command line:\n    {command}"
 
 
 def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     import coordkit
     from coordkit.errors import TraceDivergedError, TraceFormatError
 
-    fn = load_target(args.target)
     try:
-        report = coordkit.replay(fn, args.trace, strict=not args.lenient, granularity=args.granularity)
+        recorded = _recorded(args.trace)
     except TraceFormatError as exc:
         raise UsageError(f"bad trace: {exc}") from None
+    options: dict[str, Any] = {}
+    if args.granularity is not None:  # else the trace's own (or the default, for a ck1 trace)
+        if recorded.get("granularity") not in (None, args.granularity):
+            raise UsageError(
+                f"--granularity {args.granularity}, but the trace was recorded with granularity "
+                f"{recorded['granularity']}; leave --granularity out to use the trace's"
+            )
+        options["granularity"] = args.granularity
+    fn = load_target(args.target)
+    try:
+        report = coordkit.replay(fn, args.trace, strict=not args.lenient, **options)
     except TraceDivergedError as exc:
-        out.write(f"TraceDivergedError: {exc}\n")
+        out.write(f"TraceDivergedError: {_cli_wording(str(exc))}\n")
         return EXIT_FAILURE
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
@@ -230,11 +313,17 @@ def _replay_for_events(fn: Callable[[], Any], schedule: Any) -> Any:
     from coordkit.explore import _options, _run_report, _Session
     from coordkit.schedulers import ReplayScheduler
 
-    options = _options(fn, 20_000, 10.0, "sync", None, True)
+    options = _options(fn, getattr(schedule, "max_steps", None) or 20_000, 10.0,
+                       getattr(schedule, "granularity", None) or "sync", None,
+                       getattr(schedule, "fail_on_thread_exception", None) is not False)
+    scheduler = ReplayScheduler(schedule.choices, strict=True)
     with _Session(options) as session:
-        ex = session.run(fn, ReplayScheduler(schedule.choices, strict=True), record=True)
+        scheduler.begin(0)
+        ex = session.run(fn, scheduler, record=True)
+        scheduler.end(ex)  # a program that ends before the trace does not fit it either
     if ex.chooser_error is not None:
-        raise UsageError(f"the trace does not fit {fn.__qualname__}: {ex.chooser_error}")
+        message = _cli_wording(str(ex.chooser_error), "`coordkit replay --lenient`")
+        raise UsageError(f"the trace does not fit {fn.__qualname__}: {message}")
     return _run_report(ex)
 
 
@@ -248,9 +337,14 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
         schedule = Schedule.decode(args.trace)
     except TraceFormatError as exc:
         raise UsageError(f"bad trace: {exc}") from None
+    version = args.trace.strip().partition("_")[0]
+    recorded = _recorded(args.trace)
+    options = ", ".join(f"{name}={value!r}" for name, value in recorded.items())
     out.write(
-        f"trace format ck1: {len(schedule.choices)} choice points, "
-        f"{schedule.preemptions} non-zero choice(s)\n"
+        f"trace format {version}: {len(schedule.choices)} choice points, "
+        f"{schedule.preemptions} non-zero choice(s); "
+        + (f"recorded with {options}" if options else "run options not recorded")
+        + "\n"
     )
     if args.html is None and args.target is None:
         for i, (n, c) in enumerate(schedule.choices):
@@ -266,8 +360,11 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
 
     page = render_html(events, data["thread_names"], title=f"coordkit: {data['target']}",
                        failure=data["failure"], trace=data["trace"])
-    with open(args.html, "w", encoding="utf-8") as fh:
-        fh.write(page)
+    try:
+        with open(args.html, "w", encoding="utf-8") as fh:
+            fh.write(page)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.html!r}: {exc.strerror or exc}") from None
     out.write(f"wrote {args.html} ({len(events)} steps, {len(data['thread_names'])} threads)\n")
     return EXIT_OK
 
@@ -296,7 +393,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("target")
     replay.add_argument("trace")
     replay.add_argument("--lenient", action="store_true", help="replay a trace on changed code")
-    replay.add_argument("--granularity", default="sync", choices=["sync", "line"])
+    replay.add_argument("--granularity", default=None, choices=["sync", "line"],
+                        help="default: the trace's own (sync for a ck1 trace)")
     replay.set_defaults(run=cmd_replay)
 
     show = sub.add_parser("show", help="describe a trace; draw its run as a table or an HTML page")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from coordkit.__main__ import main
+from tests.sched.programs import needs_line_granularity
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_BUG = "tests.sched.programs:lock_order_deadlock"
@@ -32,7 +34,7 @@ def test_demo_finds_shrinks_replays_and_passes_the_fix():
     assert out.count("CancelledError: Queue 'items' is already closed.") >= 4  # found + 3 replays
     assert "fixed version, every schedule with at most 1 preemption" in out
     assert "FAILED" not in out and out.count(": no failure") == 2
-    assert "coordkit.replay(shutdown_race, 'ck1_" in out
+    assert re.search(r"coordkit\.replay\(shutdown_race, 'ck\d_\w+'\)", out)
 
 
 def test_explore_reports_a_failure_with_exit_1_and_a_replay_command():
@@ -43,7 +45,7 @@ def test_explore_reports_a_failure_with_exit_1_and_a_replay_command():
     code, replayed = run("replay", TARGET_BUG, trace)
     assert code == 1 and "replay failed: Deadlock" in replayed
     code, shown = run("show", trace)
-    assert code == 0 and "trace format ck1" in shown
+    assert code == 0 and re.match(r"trace format ck\d: \d+ choice points", shown)
 
 
 def test_explore_passes_with_exit_0():
@@ -132,3 +134,126 @@ def test_html_page_renders_in_headless_chromium(tmp_path, monkeypatch):
                    capture_output=True, timeout=90)
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000  # a drawn page, not a blank one
+
+
+# --- bad input is a usage error (2) that names the problem in one line -------------------------
+
+
+def _write_module(tmp_path, monkeypatch, name: str, source: str) -> str:
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    return name
+
+
+def test_a_module_with_a_syntax_error_is_a_usage_error_without_a_traceback(tmp_path):
+    (tmp_path / "ck_syntax_broken.py").write_text("def f(:\n    pass\n")
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "coordkit", "explore", "ck_syntax_broken:f"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "coordkit explore: error: cannot import module 'ck_syntax_broken': "
+        "SyntaxError: invalid syntax (ck_syntax_broken.py, line 1)"
+    ]
+
+
+def test_a_module_that_raises_on_import_is_a_usage_error_naming_the_line(tmp_path, monkeypatch, capsys):
+    name = _write_module(tmp_path, monkeypatch, "ck_raises_on_import", "x = 1\nraise RuntimeError('boom')\n")
+    code, out = run("explore", f"{name}:f")
+    err = capsys.readouterr().err
+    assert code == 2 and out == ""
+    assert f"cannot import module '{name}': RuntimeError: boom" in err
+    assert f"{name}.py, line 2)" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_function_that_needs_arguments_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    name = _write_module(tmp_path, monkeypatch, "ck_needs_args",
+                         "def needs_arg(queue, n=1):\n    pass\n\ndef optional(n=1):\n    pass\n")
+    code, out = run("explore", f"{name}:needs_arg")
+    err = capsys.readouterr().err
+    assert code == 2 and out == ""
+    assert f"{name}:needs_arg must be callable with no arguments" in err
+    assert "needs_arg(queue, n=1)" in err and "'queue'" in err
+    assert run("replay", f"{name}:needs_arg", Schedule_empty())[0] == 2
+    code, out = run("explore", f"{name}:optional", "--max-schedules", "2", "--seed", "0")
+    assert code == 0 and "no failure in 2 schedule(s)" in out
+
+
+def test_show_html_into_a_missing_directory_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(ROOT))
+    _, out = run("explore", TARGET_BUG, "--seed", "3")
+    trace = out.split(f"coordkit replay {TARGET_BUG} ")[1].split()[0]
+    capsys.readouterr()
+    missing = tmp_path / "no" / "such" / "dir" / "x.html"
+    code, _ = run("show", trace, "--html", str(missing))
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.strip().splitlines() == [
+        f"coordkit show: error: cannot write {str(missing)!r}: No such file or directory"
+    ]
+
+
+# --- replay at the command line speaks of --lenient, not strict=False ---------------------------
+
+
+def test_a_diverged_replay_points_to_lenient(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(ROOT))
+    # TARGET_BUG's failing trace does not fit TARGET_OK (a different program).
+    _, out = run("explore", TARGET_BUG, "--seed", "3")
+    trace = out.split(f"coordkit replay {TARGET_BUG} ")[1].split()[0]
+    code, out = run("replay", TARGET_OK, trace)
+    assert code == 1 and out.startswith("TraceDivergedError: replay diverged")
+    assert "--lenient" in out and "strict=False" not in out
+    code, _ = run("show", trace, "--target", TARGET_OK)
+    err = capsys.readouterr().err
+    assert code == 2 and "the trace does not fit" in err
+    assert "coordkit replay --lenient" in err and "strict=False" not in err
+
+
+def test_show_target_notices_a_program_that_ends_before_the_trace(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(ROOT))
+    _, out = run("explore", TARGET_BUG, "--seed", "3")
+    trace = out.split(f"coordkit replay {TARGET_BUG} ")[1].split()[0]
+    code, _ = run("show", trace, "--target", "tests.sched.programs:lost_update")
+    assert code == 2 and "the program ended after" in capsys.readouterr().err
+
+
+def test_the_command_line_replay_goes_under_the_python_one_whatever_its_arguments():
+    from coordkit.__main__ import _add_cli_replay
+
+    report = "found\n\nReplay it exactly:\n    coordkit.replay(f, 'ck1_x', granularity='line')\n"
+    assert _add_cli_replay(report, "coordkit replay m:f ck1_x", "ck1_x").split("\n")[3:5] == [
+        "    coordkit.replay(f, 'ck1_x', granularity='line')",
+        "    coordkit replay m:f ck1_x",
+    ]
+    # No Python line at all: the command still comes out, at the end.
+    assert _add_cli_replay("found", "coordkit replay m:f ck1_x", "ck1_x").endswith(
+        "\n    coordkit replay m:f ck1_x")
+
+
+@needs_line_granularity
+def test_a_line_granularity_failure_replays_with_the_printed_command(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(ROOT))
+    target = "tests.sched.programs:lost_update"
+    code, out = run("explore", target, "--granularity", "line", "--seed", "1")
+    assert code == 1
+    command = out.split("coordkit replay ")[1].split("\n")[0].split()
+    code, replayed = run("replay", *command)
+    assert code == 1 and "replay failed: AssertionError: lost update" in replayed
+    trace = command[1]
+    code, shown = run("show", trace)
+    if trace.startswith("ck1_"):  # the trace does not record its granularity: the command says it
+        assert command[2:] == ["--granularity", "line"]
+        return
+    assert command[2:] == [] and "granularity='line'" in shown
+    capsys.readouterr()
+    code, _ = run("replay", target, trace, "--granularity", "sync")
+    err = capsys.readouterr().err
+    assert code == 2 and "--granularity sync, but the trace was recorded with granularity line" in err

@@ -9,6 +9,13 @@ page goes on with the next block.  Every other block must run without raising.
 Tracebacks point into the Markdown file: each block is compiled with the page's
 path as its file name and its own line numbers, so a failure names the page
 and the line to fix.
+
+Output a page quotes is checked against what its blocks print, so that no
+number in it goes stale: a quoted report line (one starting ``coordkit found``,
+``no failure in`` or ``replay diverged``, in a non-Python block or in a ``#``
+comment of a Python block) must match a printed line, ``...`` standing for any
+text; a quoted report-table row with a step number must match a printed row
+with that number that contains each of its cells.
 """
 
 from __future__ import annotations
@@ -55,6 +62,53 @@ def python_blocks(path: Path) -> list[dict[str, object]]:
     return blocks
 
 
+_REPORT_LINE = re.compile(r"(?:coordkit found |no failure in |replay diverged )")
+_TABLE_ROW = re.compile(r"^\s*(?P<mark>>?)(?P<step>\d+)\s+(?P<rest>[|(].*)$")
+
+
+def quoted_output(path: Path) -> list[dict[str, object]]:
+    """Output the page quotes: report lines and report-table rows, with their line numbers."""
+    text = path.read_text(encoding="utf-8")
+    quotes: list[dict[str, object]] = []
+    for match in _FENCE.finditer(text):
+        info = match.group("info").strip()
+        is_python = (info.split()[0] if info else "") in ("python", "py")
+        first = text.count("\n", 0, match.start("body")) + 1
+        for offset, line in enumerate(textwrap.dedent(match.group("body")).splitlines()):
+            where = first + offset
+            if is_python:
+                comment = line.partition("# ")[2].strip()
+                if _REPORT_LINE.match(comment):
+                    quotes.append({"line": where, "report": comment})
+                continue
+            if _REPORT_LINE.match(line.strip()):
+                quotes.append({"line": where, "report": line.strip()})
+            elif row := _TABLE_ROW.match(line):
+                cells = [c.strip() for c in row.group("rest").split("|")]
+                quotes.append({"line": where, "step": row.group("mark") + row.group("step"),
+                               "cells": [c for c in cells if c and not c.startswith("(")]})
+    return quotes
+
+
+def unmatched_quotes(quotes: list[dict[str, object]], printed: str) -> list[str]:
+    """The quotes that no printed line bears out, as ``line N: text``."""
+    lines = [line.rstrip() for line in printed.splitlines()]
+    missing = []
+    for quote in quotes:
+        if "report" in quote:
+            text = str(quote["report"])
+            pattern = re.compile(".*".join(re.escape(part) for part in text.split("...")))
+            ok = any(pattern.fullmatch(line) for line in lines)
+        else:
+            text = f"step {quote['step']}: {quote['cells']}"
+            head = re.compile(rf"\s*{re.escape(str(quote['step']))}\s")
+            ok = any(head.match(line) and all(c in line for c in quote["cells"])  # type: ignore[union-attr]
+                     for line in lines)
+        if not ok:
+            missing.append(f"line {quote['line']}: {text}")
+    return missing
+
+
 # Runs in a fresh interpreter: reads {"page": ..., "blocks": [...]} on stdin.
 _RUNNER = r"""
 import json, sys, traceback
@@ -70,6 +124,7 @@ for block in job["blocks"]:
         names = {cls.__name__ for cls in type(exc).__mro__}
         if expected in names:
             print(f"[block {where} raised {type(exc).__name__}, as marked]", flush=True)
+            print(exc, flush=True)  # so that a page may quote the message
             continue
         traceback.print_exc()
         sys.exit(f"block at {where} raised {type(exc).__name__}"
@@ -98,6 +153,22 @@ def test_raises_markers_are_read():
     assert any(block["raises"] for block in python_blocks(page))
 
 
+def test_quoted_output_is_read_and_checked():
+    quotes = quoted_output(DOCS / "tutorial" / "05-find-the-race.md")
+    assert any(str(q.get("report", "")).startswith("coordkit found an exception after") for q in quotes)
+    assert {"step": ">76", "cells": []} in [{k: q[k] for k in ("step", "cells")} for q in quotes
+                                           if "step" in q]
+    printed = "no failure in 12 schedule(s) (strategy dfs, 0.5s); the bounded space is exhausted\n"
+    quote = [{"line": 1, "report": "no failure in ... schedule(s) (strategy dfs, ...); the bounded space "
+                                   "is exhausted"}]
+    assert unmatched_quotes(quote, printed) == []
+    assert unmatched_quotes([{"line": 1, "report": "no failure in 13 schedule(s) (strategy dfs, ...)..."}],
+                            printed) == ["line 1: no failure in 13 schedule(s) (strategy dfs, ...)..."]
+    row = {"line": 2, "step": "40", "cells": ["acquire Lock#2 @ p.md:26"]}
+    assert unmatched_quotes([row], " 40  |   | acquire Lock#2 @ p.md:26 |\n") == []
+    assert unmatched_quotes([row], " 41  |   | acquire Lock#2 @ p.md:26 |\n") != []
+
+
 @pytest.mark.parametrize("page", TUTORIAL_PAGES, ids=lambda p: p.name)
 def test_tutorial_page_runs(page: Path, tmp_path: Path):
     blocks = python_blocks(page)
@@ -111,6 +182,11 @@ def test_tutorial_page_runs(page: Path, tmp_path: Path):
     assert proc.returncode == 0, (
         f"{page.name}: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ''}\n"
         f"--- stdout ---\n{proc.stdout[-4000:]}\n--- stderr ---\n{proc.stderr[-6000:]}"
+    )
+    missing = unmatched_quotes(quoted_output(page), proc.stdout)
+    assert not missing, (
+        f"{page.name} quotes output its code does not print (update the page):\n  "
+        + "\n  ".join(missing) + f"\n--- stdout ---\n{proc.stdout[-4000:]}"
     )
 
 
