@@ -70,14 +70,13 @@ _COMPLETE = 2  # the attempt is finished (successfully or not); try the next one
 
 
 class _DType:
-    """A component type: its name, TensorFlow's spelling in messages, its pad value."""
+    """A component type: its name, its kind of Python value, its pad value."""
 
-    __slots__ = ("high", "kind", "low", "name", "pack", "pad", "tf_name")
+    __slots__ = ("high", "kind", "low", "name", "pack", "pad")
 
     def __init__(
         self,
         name: str,
-        tf_name: str,
         kind: str,
         pad: Any,
         low: int = 0,
@@ -85,7 +84,6 @@ class _DType:
         pack: str = "",
     ) -> None:
         self.name = name
-        self.tf_name = tf_name
         self.kind = kind  # "int", "float", "bool" or "string"
         self.pad = pad
         self.low = low
@@ -96,7 +94,10 @@ class _DType:
         return self.name
 
     def cast(self, x: Any) -> Any:
-        """Convert one scalar as ``convert_to_tensor(x, dtype)`` would, or raise TypeError."""
+        """Convert one scalar as ``convert_to_tensor(x, dtype)`` would, or raise TypeError
+        (ValueError for None), with TensorFlow's wording."""
+        if x is None:
+            raise ValueError("None values not supported.")
         kind = self.kind
         if kind == "int":
             if isinstance(x, int):  # bool included: TensorFlow takes True as 1
@@ -123,26 +124,26 @@ class _DType:
         elif isinstance(x, (bytearray, memoryview)):
             return bytes(x)
         raise TypeError(
-            f"Expected {self.tf_name}, but got {x!r} of type '{type(x).__name__}'."
+            f"Expected {self.name}, but got {x} of type '{type(x).__name__}'."
         )
 
 
 def _int_dtype(bits: int, signed: bool) -> _DType:
     name = f"{'' if signed else 'u'}int{bits}"
     if signed:
-        return _DType(name, name, "int", 0, -(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
-    return _DType(name, name, "int", 0, 0, 2**bits - 1)
+        return _DType(name, "int", 0, -(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    return _DType(name, "int", 0, 0, 2**bits - 1)
 
 
 _DTYPES: dict[str, _DType] = {
     dt.name: dt
     for dt in (
         *(_int_dtype(bits, signed) for bits in (8, 16, 32, 64) for signed in (True, False)),
-        _DType("float16", "half", "float", 0.0, pack="<e"),
-        _DType("float32", "float", "float", 0.0, pack="<f"),
-        _DType("float64", "double", "float", 0.0),
-        _DType("bool", "bool", "bool", False),
-        _DType("string", "string", "string", b""),
+        _DType("float16", "float", 0.0, pack="<e"),
+        _DType("float32", "float", 0.0, pack="<f"),
+        _DType("float64", "float", 0.0),
+        _DType("bool", "bool", False),
+        _DType("string", "string", b""),
     )
 }
 _DTYPE_ALIASES = {
@@ -825,6 +826,10 @@ class QueueBase:
         OutOfRangeError.
         """
         sync.note("close", self)
+        if not isinstance(cancel_pending_enqueues, bool):  # a str like "no" would be truthy
+            raise TypeError(
+                f"cancel_pending_enqueues must be a bool, got {cancel_pending_enqueues!r}"
+            )
         deadline = None if timeout is None else _deadline(timeout)
         with self._mutex:
             if cancel_pending_enqueues:

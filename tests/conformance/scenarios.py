@@ -544,7 +544,7 @@ add(scenario("fifo_enqueue_with_shape", ["Q-ENQ-1"], [
     fifo("q", 10, ["float32"], [[3, 2]]),
     enq("q", [[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]]),
     enq("q", [[1.0, 2.0, 3.0]]), size("q"),
-], tf_test=FQ + "testEnqueueWithShape"))
+], tf_test=FQ + "testEnqueueWithShape+GPUCompatibleFIFOQueueTests.testEnqueueWithShape"))
 
 add(scenario("fifo_enqueue_many_with_shape", ["Q-ENQ-3"], [
     fifo("q", 10, ["int32", "int32"], [[], [2]]),
@@ -1639,6 +1639,136 @@ add(scenario("rsq_dequeue_up_to_and_single_in_different_orders", ["RSQ-5"], [
     same("a1", "b1"),
 ], tf_test=RT + "testDequeueUpToInDifferentOrders+testDequeueInDifferentOrders"))
 
+# ======================================================================================
+# 8. PaddingFIFOQueue ports derived from the FIFO ones, and the remaining RSQ ports
+# ======================================================================================
+
+add(scenario("fifo_enqueue_wrong_type", ["Q-API-4", "Q-DTYPE-1"], [
+    fifo("q", 10, ["int32", "float32"]),
+    enq("q", [1.5, 2.0]), enq("q", [1, b"x"]), enq("q", ["x", 2.0]),
+    enq_many("q", [[1.5, 2.5], [1.0, 2.0]]), enq_many("q", [[1, 2], [b"x", b"y"]]),
+    size("q"), enq("q", [1, 2.0]), deq("q"),
+], tf_test=FQ + "testEnqueueWrongType",
+   note="TF's test feeds tensors of the wrong dtype (a ValueError when the op is built); "
+        "here Python values that do not convert to the component dtype fail the call and "
+        "store nothing"))
+
+
+def padding_variant(fifo_name: str, tf_test: str, rules: tuple = ("PAD-7",),
+                    name: str | None = None, note: str = "") -> dict:
+    """The FIFO scenario ``fifo_name`` run on a PaddingFIFOQueue (PAD-7: the rest is FIFO).
+
+    Every ``fifo(...)`` step becomes ``padding(...)`` with the same name, capacity,
+    dtypes and (explicit, required) shapes; every other step is unchanged. The new
+    scenario is ``pad_<rest of the name>`` and ports ``tf_test`` (names relative to
+    ``PT``, joined with '+'). The FIFO original must have no deviation."""
+    src = next(s for s in S if s["name"] == fifo_name)
+    assert src["deviation"] is None and not src["tf_subprocess"], fifo_name
+    steps = []
+    for st in src["steps"]:
+        if st["op"] == "make_queue":
+            assert st["cls"] == "FIFOQueue" and st.get("shapes") is not None, fifo_name
+            st = padding(st["q"], st["capacity"], st["dtypes"], st["shapes"], tag=st.get("tag"))
+        steps.append(st)
+    rules_all = list(dict.fromkeys([*src["rules"], *rules]))
+    return scenario(name or "pad_" + fifo_name.removeprefix("fifo_"), rules_all, steps,
+                    tf_test=PT + tf_test, note=note or f"{fifo_name} on a PaddingFIFOQueue")
+
+
+# (FIFO scenario, the padding test(s) it ports, extra rules)
+_PADDING_VARIANTS = [
+    ("fifo_enqueue", "testEnqueue", ()),
+    ("fifo_enqueue_with_shape", "testEnqueueWithShape", ("PAD-2",)),
+    ("fifo_enqueue_many_with_shape", "testEnqueueManyWithShape", ("PAD-3",)),
+    ("fifo_parallel_enqueue", "testParallelEnqueue", ()),
+    ("fifo_parallel_dequeue", "testParallelDequeue", ()),
+    ("fifo_enqueue_and_blocking_dequeue", "testEnqueueAndBlockingDequeue", ()),
+    ("fifo_multi_enqueue_and_dequeue", "testMultiEnqueueAndDequeue", ("PAD-4",)),
+    ("fifo_size", "testQueueSizeEmpty+testQueueSizeAfterEnqueueAndDequeue", ()),
+    ("fifo_enqueue_many", "testEnqueueMany", ()),
+    ("fifo_empty_dequeue_many_and_up_to", "testEmptyDequeueMany", ("PAD-5",)),
+    ("fifo_multi_enqueue_many", "testMultiEnqueueMany", ("PAD-4",)),
+    ("fifo_dequeue_many", "testDequeueMany", ("PAD-3",)),
+    ("fifo_dequeue_up_to_no_blocking", "testDequeueUpToNoBlocking", ("PAD-3",)),
+    ("fifo_multi_dequeue_many", "testMultiDequeueMany", ("PAD-3", "PAD-4")),
+    ("fifo_high_dimension", "testHighDimension", ("PAD-3", "PAD-6")),
+    ("fifo_enqueue_wrong_shape_scalar", "testEnqueueWrongShape", ("PAD-2",)),
+    ("fifo_enqueue_many_empty_type_conversion", "testEnqueueManyEmptyTypeConversion",
+     ("PAD-5",)),
+    ("fifo_enqueue_wrong_type", "testEnqueueWrongType", ()),
+    ("fifo_parallel_enqueue_many", "testParallelEnqueueMany", ("PAD-3",)),
+    ("fifo_parallel_dequeue_many", "testParallelDequeueMany", ("PAD-3",)),
+    ("fifo_parallel_dequeue_up_to", "testParallelDequeueUpTo", ("PAD-3",)),
+    ("fifo_parallel_enqueue_and_dequeue", "testParallelEnqueueAndDequeue", ("PAD-3",)),
+    ("fifo_mixture_of_enqueue_and_enqueue_many", "testMixtureOfEnqueueAndEnqueueMany", ()),
+    ("fifo_mixture_of_dequeue_and_dequeue_many", "testMixtureOfDequeueAndDequeueMany",
+     ("PAD-3",)),
+    ("fifo_blocking_dequeue_many", "testBlockingDequeueMany", ("PAD-3",)),
+    ("fifo_dequeue_many_with_varying_counts", "testDequeueManyWithTensorParameter",
+     ("PAD-3", "PAD-5")),
+    ("fifo_blocking_dequeue_from_closed_queue", "testBlockingDequeueFromClosedQueue", ()),
+    ("fifo_blocking_dequeue_from_closed_empty_queue", "testBlockingDequeueFromClosedEmptyQueue",
+     ()),
+    ("fifo_blocking_dequeue_many_from_closed_queue", "testBlockingDequeueManyFromClosedQueue",
+     ()),
+    ("fifo_blocking_dequeue_many_but_not_all_from_closed_queue",
+     "testBlockingDequeueManyButNotAllFromClosedQueue", ()),
+    ("fifo_enqueue_many_larger_than_capacity_with_concurrent_dequeue_many",
+     "testEnqueueManyLargerThanCapacityWithConcurrentDequeueMany", ()),
+    ("fifo_blocking_dequeue_up_to_from_closed_empty_queue",
+     "testBlockingDequeueUpToFromClosedEmptyQueue", ()),
+    ("fifo_enqueue_many_to_closed_queue", "testEnqueueManyToClosedQueue", ()),
+    ("fifo_blocking_enqueue_to_full_queue", "testBlockingEnqueueToFullQueue", ()),
+    ("fifo_blocking_enqueue_many_to_full_queue", "testBlockingEnqueueManyToFullQueue", ()),
+    ("fifo_blocking_enqueue_before_close", "testBlockingEnqueueBeforeClose", ()),
+    ("fifo_blocking_enqueue_many_before_close", "testBlockingEnqueueManyBeforeClose", ()),
+    ("fifo_does_not_lose_value", "testDoesNotLoseValue", ()),
+    ("fifo_big_enqueue_many", "testBigEnqueueMany", ()),
+]
+
+for _src, _test, _rules in _PADDING_VARIANTS:
+    add(padding_variant(_src, _test, ("PAD-7", *_rules)))
+
+add(scenario("rsq_parallel_enqueue", ["Q-ENQ-2", "RSQ-5"], [
+    rsq("q", 10, 0, ["float32"]),
+    *[start(f"h{i}", enq("q", [float(10 * i)])) for i in range(10)],
+    *[wait(f"h{i}") for i in range(10)], size("q"), deq_many("q", 10, rec="sorted"),
+], tf_test=RT + "testParallelEnqueue"))
+
+add(scenario("rsq_parallel_dequeue", ["Q-DEQ-1", "RSQ-4"], [
+    rsq("q", 10, 0, ["float32"]), enq_many("q", [[float(10 * i) for i in range(10)]]),
+    *[start(f"h{i}", deq("q", rec="bag:b")) for i in range(10)],
+    *[wait(f"h{i}") for i in range(10)], bag("b"), size("q"),
+], tf_test=RT + "testParallelDequeue"))
+
+add(scenario("rsq_multi_enqueue_many", ["Q-ENQ-3", "Q-API-5", "RSQ-4"], [
+    rsq("q", 10, 0, ["float32", "int32"], [[], [2]]),
+    enq_many("q", [[10.0, 20.0, 30.0, 40.0], [[1, 2], [3, 4], [5, 6], [7, 8]]]),
+    enq_many("q", [[10.0, 20.0, 30.0, 40.0], [[1, 2], [3, 4], [5, 6], [7, 8]]]),
+    size("q"), *[deq("q", rec="bag:b") for _ in range(8)], bag("b"), size("q"),
+], tf_test=RT + "testMultiEnqueueMany"))
+
+_RSQ_ROWS = [[float(10 * x), [x, -x]] for x in range(10)]
+add(scenario("rsq_multi_dequeue_many", ["Q-DEQ-3", "Q-API-5", "RSQ-4"], [
+    rsq("q", 10, 0, ["float32", "int32"], [[], [2]]),
+    enq_many("q", [[r[0] for r in _RSQ_ROWS], [r[1] for r in _RSQ_ROWS]]),
+    deq_many("q", 4, rec="bagrows:b"), deq_many("q", 4, rec="bagrows:b"),
+    deq("q", rec="bag:b"), size("q"), deq_many("q", 1, rec="bagrows:b"), bag("b"),
+], tf_test=RT + "testMultiDequeueMany"))
+
+add(scenario("rsq_multi_dequeue_up_to_no_blocking", ["Q-DEQ-5", "Q-API-5", "RSQ-4"], [
+    rsq("q", 10, 0, ["float32", "int32"], [[], [2]]),
+    enq_many("q", [[r[0] for r in _RSQ_ROWS], [r[1] for r in _RSQ_ROWS]]),
+    deq_up_to("q", 4, rec="bagrows:b"), deq_up_to("q", 4, rec="bagrows:b"),
+    deq("q", rec="bag:b"), size("q"), close("q"), deq_up_to("q", 4, rec="bagrows:b"),
+    bag("b"), deq_up_to("q", 4),
+], tf_test=RT + "testMultiDequeueUpToNoBlocking"))
+
+add(scenario("rsq_high_dimension", ["Q-DEQ-3", "RSQ-4"], [
+    rsq("q", 10, 0, ["int32"], [[2, 2, 2, 2]]), enq_many("q", [_hd]),
+    deq_many("q", 3, rec="sorted"), size("q"),
+], tf_test=RT + "testHighDimension"))
+
 # The remaining scenario needs a subprocess on TF: TF 2.21 aborts the process.
 add(scenario("fifo_enqueue_many_rank0_without_shapes", ["Q-ENQ-5"], [
     fifo("q", 10, ["int32"], None), enq_many("q", [5], tag="rank0"), size("q", tag="size"),
@@ -1651,3 +1781,204 @@ add(scenario("fifo_enqueue_many_rank0_without_shapes", ["Q-ENQ-5"], [
 SCENARIOS = S
 BY_NAME = {s["name"]: s for s in SCENARIOS}
 assert len(BY_NAME) == len(SCENARIOS), "duplicate scenario names"
+
+# ======================================================================================
+# TensorFlow's own tests: which are ported, which are not (and why)
+# ======================================================================================
+
+
+def _names(prefix: str, names: str) -> list[str]:
+    return [prefix + n for n in names.split()]
+
+
+# Every test named in section 8 (8.1 to 8.6) of the digest, as ``file.Class.testName``
+# (the class omitted when the file has one). Copied here so that the suite does not
+# depend on the digest's path.
+TF_TESTS: frozenset[str] = frozenset([
+    # 8.1 python/training/coordinator_test.py
+    *_names(CT, """
+        testStopAPI testStopAsync testJoin testJoinAllRegistered testJoinSomeRegistered
+        testJoinGraceExpires testJoinWithoutGraceExpires testJoinRaiseReportExcInfo
+        testJoinRaiseReportException testJoinIgnoresOutOfRange testJoinIgnoresMyExceptionType
+        testJoinRaiseReportExceptionUsingHandler testClearStopClearsExceptionToo
+        testRequestStopRaisesIfJoined testRequestStopRaisesIfJoined_ExcInfo"""),
+    *_names(LT, "testTargetArgs testTargetKwargs testTargetMixedArgs"),
+    # 8.2 python/training/queue_runner_test.py
+    *_names(QRT, """
+        testBasic testTwoOps testExceptionsCaptured testRealDequeueEnqueue
+        testRespectCoordShouldStop testRequestStopOnException testGracePeriod
+        testMultipleSessions testIgnoreMultiStarts testThreads testName testStartQueueRunners
+        testStartQueueRunnersRaisesIfNotASession testStartQueueRunnersIgnoresMonitoredSession
+        testStartQueueRunnersNonDefaultGraph testQueueRunnerSerializationRoundTrip"""),
+    # 8.3 python/kernel_tests/data_structures/fifo_queue_test.py
+    *_names(FQ, """
+        testConstructor testMultiQueueConstructor testConstructorWithShapes testEnqueue
+        testEnqueueHalf testEnqueueWithShape testEnqueueManyWithShape testMultipleDequeues
+        testQueuesDontShare testQueueInFunction testEnqueueDictWithoutNames testDequeue
+        testDequeueHalf testMultiEnqueueAndDequeue testQueueSizeEmpty
+        testQueueSizeAfterEnqueueAndDequeue testEnqueueMany testEmptyEnqueueMany
+        testEmptyDequeueMany testEmptyDequeueUpTo testEmptyDequeueManyWithNoShape
+        testMultiEnqueueMany testDequeueMany testDequeueUpToNoBlocking testMultiDequeueMany
+        testMultiDequeueUpToNoBlocking testHighDimension testEnqueueWrongShape
+        testEnqueueManyEmptyTypeConversion testEnqueueWrongType"""),
+    *_names("fifo_queue_test.GPUCompatibleFIFOQueueTests.",
+            "testEnqueueWithShape testEnqueueDequeue"),
+    *_names(FQU, """
+        testDequeueManyWithTensorParameter testDequeueFromClosedQueue testDoesNotLoseValue
+        testSharedQueueSameSession testIncompatibleSharedQueueErrors testSelectQueue
+        testSelectQueueOutOfRange testDtypes testEnqueueDequeueOneComponent
+        testEnqueueDequeueMultipleComponent testBatchSizeMismatch testEnqueueWrongShapeAtRuntime
+        testEnqueueDequeueManyWrongShape"""),
+    *_names(FQP, """
+        testParallelEnqueue testParallelDequeue testEnqueueAndBlockingDequeue testBigDequeueMany
+        testBigEnqueueMany testResetOfBlockingOperation testBlockingDequeueFromClosedQueue
+        testBlockingDequeueFromClosedEmptyQueue testBlockingDequeueManyFromClosedQueue
+        testBlockingDequeueManyButNotAllFromClosedQueue
+        testDequeueUpToFromClosedQueueReturnsRemainder
+        testEnqueueManyLargerThanCapacityWithConcurrentDequeueMany
+        testClosedBlockingDequeueManyRestoresPartialBatch
+        testBlockingDequeueManyFromClosedEmptyQueue testBlockingDequeueUpToFromClosedEmptyQueue
+        testEnqueueToClosedQueue testEnqueueManyToClosedQueue testBlockingEnqueueToFullQueue
+        testBlockingEnqueueManyToFullQueue testBlockingEnqueueBeforeClose
+        testBlockingEnqueueManyBeforeClose testParallelEnqueueMany testParallelDequeueMany
+        testParallelDequeueUpTo testParallelEnqueueAndDequeue testMixtureOfEnqueueAndEnqueueMany
+        testMixtureOfDequeueAndDequeueMany testBlockingDequeueMany testBlockingDequeueUpTo
+        testDequeueEnqueueFail"""),
+    *_names("fifo_queue_test.FIFOQueueDictTest.", "testConstructor testConstructorWithShapes"),
+    *_names(FQT, "testDequeueWithTimeout testReusableAfterTimeout"),
+    *_names("fifo_queue_test.QueueContainerTest.", "testContainer"),
+    # 8.4 python/kernel_tests/random_shuffle_queue_test.py
+    *_names(RT, """
+        testEnqueue testEnqueueWithShape testEnqueueManyWithShape testScalarShapes
+        testParallelEnqueue testParallelDequeue testDequeue testEnqueueAndBlockingDequeue
+        testMultiEnqueueAndDequeue testQueueSizeEmpty testQueueSizeAfterEnqueueAndDequeue
+        testEnqueueMany testEmptyEnqueueMany testEmptyDequeueMany testEmptyDequeueUpTo
+        testEmptyDequeueManyWithNoShape testEmptyDequeueUpToWithNoShape testMultiEnqueueMany
+        testDequeueMany testDequeueUpToNoBlocking testMultiDequeueMany
+        testMultiDequeueUpToNoBlocking testHighDimension testParallelEnqueueMany
+        testParallelDequeueMany testParallelDequeueUpTo testParallelDequeueUpToRandomPartition
+        testBlockingDequeueMany testBlockingDequeueUpTo testDequeueManyWithTensorParameter
+        testDequeueUpToWithTensorParameter testDequeueFromClosedQueue
+        testBlockingDequeueFromClosedQueue testBlockingDequeueFromClosedEmptyQueue
+        testBlockingDequeueManyFromClosedQueue
+        testBlockingDequeueUpToFromClosedQueueReturnsRemainder
+        testBlockingDequeueUpToSmallerThanMinAfterDequeue
+        testBlockingDequeueManyFromClosedQueueWithElementsRemaining
+        testBlockingDequeueManyFromClosedEmptyQueue testBlockingDequeueUpToFromClosedEmptyQueue
+        testEnqueueToClosedQueue testEnqueueManyToClosedQueue testBlockingEnqueueToFullQueue
+        testBlockingEnqueueManyToFullQueue testBlockingEnqueueToClosedQueue
+        testBlockingEnqueueManyToClosedQueue testSharedQueueSameSession
+        testSharedQueueSameSessionGraphSeedNone testIncompatibleSharedQueueErrors
+        testSelectQueue testSelectQueueOutOfRange testResetOfBlockingOperation
+        testDequeueManyInDifferentOrders testDequeueUpToInDifferentOrders
+        testDequeueInDifferentOrders testBigEnqueueMany testBigDequeueMany"""),
+    # 8.5 python/kernel_tests/data_structures/padding_fifo_queue_test.py
+    *_names(PT, """
+        testConstructor testMultiQueueConstructor testConstructorWithShapes testEnqueue
+        testEnqueueWithShape testEnqueueManyWithShape testParallelEnqueue testParallelDequeue
+        testDequeue testEnqueueAndBlockingDequeue testMultiEnqueueAndDequeue testQueueSizeEmpty
+        testQueueSizeAfterEnqueueAndDequeue testEnqueueMany testEmptyEnqueueMany
+        testEmptyDequeueMany testEmptyDequeueManyWithDynamicShape
+        testEmptyDequeueUpToWithDynamicShape testConstructPaddingFIFOQueueWithNoShape
+        testMultiEnqueueMany testMultiEnqueueManyWithPartiallyKnownShapes testDequeueMany
+        testDequeueUpToNoBlocking testMultiDequeueMany
+        testMultiDequeueManyWithPartiallyKnownShapes
+        testMultiDequeueManyWithPartiallyKnownShapesAndVariableSizeInput
+        testMultiDequeueUpToPartiallyKnownShapesAndVariableInputNoBlocking testHighDimension
+        testPartiallyKnownHighDimension testEnqueueWrongShape testBatchSizeMismatch
+        testEnqueueManyEmptyTypeConversion testEnqueueWrongType
+        testEnqueueWrongPartiallyKnownShapeAtRuntime
+        testEnqueueDequeueManyWrongPartiallyKnownShape testParallelEnqueueMany
+        testParallelDequeueMany testParallelDequeueUpTo testParallelEnqueueAndDequeue
+        testMixtureOfEnqueueAndEnqueueMany testMixtureOfDequeueAndDequeueMany
+        testBlockingDequeueMany testBlockingDequeueUpTo testDequeueManyWithTensorParameter
+        testDequeueFromClosedQueue testBlockingDequeueFromClosedQueue
+        testDequeueUpToFromClosedQueueReturnsRemainder testBlockingDequeueFromClosedEmptyQueue
+        testBlockingDequeueManyFromClosedQueue testBlockingDequeueManyButNotAllFromClosedQueue
+        testEnqueueManyLargerThanCapacityWithConcurrentDequeueMany
+        testClosedBlockingDequeueManyRestoresPartialBatch
+        testBlockingDequeueManyFromClosedEmptyQueue testBlockingDequeueUpToFromClosedEmptyQueue
+        testEnqueueToClosedQueue testEnqueueManyToClosedQueue testBlockingEnqueueToFullQueue
+        testBlockingEnqueueManyToFullQueue testBlockingEnqueueBeforeClose
+        testBlockingEnqueueManyBeforeClose testDoesNotLoseValue testSharedQueueSameSession
+        testIncompatibleSharedQueueErrors testSelectQueue testSelectQueueOutOfRange
+        testResetOfBlockingOperation testBigEnqueueMany testBigDequeueMany testDtypes
+        testUnknownRank"""),
+    *_names("padding_fifo_queue_test.QueueFromListTest.",
+            "testQueueFromListShapes testQueueFromListShapesMultipleComponents"),
+    # 8.6 python/kernel_tests/data_structures/priority_queue_test.py
+    *_names(PQT, """
+        testRoundTripInsertReadOnceSorts testRoundTripInsertMultiThreadedReadOnceSorts
+        testRoundTripFillsCapacityMultiThreadedEnqueueAndDequeue
+        testRoundTripInsertManyMultiThreadedReadManyMultithreadedSorts
+        testRoundTripInsertManyMultiThreadedReadOnceSorts testRoundTripInsertOnceReadOnceSorts
+        testRoundTripInsertOnceReadManySorts testRoundTripInsertOnceReadOnceLotsSorts
+        testInsertingNonInt64Fails testInsertingNonScalarFails"""),
+])
+
+_NODE_DEF = "checks the graph NodeDef attributes of the queue op; coordkit builds no graph"
+_SHARED = "shared_name: queues shared through TF's resource manager (DEV-Q-13)"
+_FROM_LIST = "QueueBase.from_list, a queue selected by a tensor (DEV-Q-13)"
+_RESET = ("Session.close() cancels blocked ops; coordkit has no sessions (Q-CANCEL-1, "
+          "DEV-Q-10); the cancelling close is covered by fifo_close_cancel_pending_enqueues")
+
+# The tests of TF_TESTS that no scenario ports, and why.
+NOT_PORTED: dict[str, str] = {
+    # queue_runner_test
+    QRT + "testMultipleSessions": "threads counted per session; there are no sessions "
+                                  "(DEV-RUNNER-1)",
+    QRT + "testName": "qr.name under a graph name scope and the QUEUE_RUNNERS graph collection "
+                      "filtered by scope (DEV-RUNNER-5); qr.name itself is read in qr_properties",
+    QRT + "testStartQueueRunnersRaisesIfNotASession": "session argument check (DEV-RUNNER-6)",
+    QRT + "testStartQueueRunnersIgnoresMonitoredSession": "MonitoredSession check (DEV-RUNNER-6)",
+    QRT + "testStartQueueRunnersNonDefaultGraph": "a session on a non-default graph; no graphs "
+                                                  "or sessions (DEV-RUNNER-6)",
+    QRT + "testQueueRunnerSerializationRoundTrip": "to_proto/from_proto: callables cannot be "
+                                                   "serialised (specs/queue_runner.md)",
+    # fifo_queue_test
+    FQ + "testConstructor": _NODE_DEF,
+    FQ + "testMultiQueueConstructor": _NODE_DEF + " (and shared_name)",
+    FQ + "testConstructorWithShapes": _NODE_DEF,
+    FQ + "testQueueInFunction": "tf.function tracing and eager resource lifetime; no counterpart",
+    "fifo_queue_test.FIFOQueueDictTest.testConstructor":
+        _NODE_DEF + "; the names' behaviour is in fifo_names_*",
+    "fifo_queue_test.FIFOQueueDictTest.testConstructorWithShapes":
+        _NODE_DEF + "; the names' behaviour is in fifo_names_*",
+    FQU + "testSharedQueueSameSession": _SHARED,
+    FQU + "testIncompatibleSharedQueueErrors": _SHARED,
+    FQU + "testSelectQueue": _FROM_LIST,
+    FQU + "testSelectQueueOutOfRange": _FROM_LIST,
+    FQP + "testResetOfBlockingOperation": _RESET,
+    FQP + "testDequeueEnqueueFail": "a failing Assert in the same Session.run as the queue ops: "
+                                    "graph execution order, not queue semantics",
+    "fifo_queue_test.QueueContainerTest.testContainer": "ops.container() resource attribute "
+                                                        "(DEV-Q-13)",
+    # random_shuffle_queue_test
+    RT + "testSharedQueueSameSession": _SHARED,
+    RT + "testSharedQueueSameSessionGraphSeedNone": _SHARED + " (and graph-level seeds)",
+    RT + "testIncompatibleSharedQueueErrors": _SHARED,
+    RT + "testSelectQueue": _FROM_LIST,
+    RT + "testSelectQueueOutOfRange": _FROM_LIST,
+    RT + "testResetOfBlockingOperation": _RESET,
+    # padding_fifo_queue_test
+    PT + "testConstructor": _NODE_DEF,
+    PT + "testMultiQueueConstructor": _NODE_DEF + " (and shared_name)",
+    PT + "testConstructorWithShapes": _NODE_DEF,
+    PT + "testSharedQueueSameSession": _SHARED,
+    PT + "testIncompatibleSharedQueueErrors": _SHARED,
+    PT + "testSelectQueue": _FROM_LIST,
+    PT + "testSelectQueueOutOfRange": _FROM_LIST,
+    PT + "testResetOfBlockingOperation": _RESET,
+    "padding_fifo_queue_test.QueueFromListTest.testQueueFromListShapes":
+        "static shape merging of QueueBase.from_list (DEV-Q-13)",
+    "padding_fifo_queue_test.QueueFromListTest.testQueueFromListShapesMultipleComponents":
+        "static shape merging of QueueBase.from_list (DEV-Q-13)",
+}
+
+
+def tf_test_names(tf_test: str) -> list[str]:
+    """The full names in a scenario's ``tf_test``: ``file.Class.testA+testB+Other.testC``
+    (a later name without a dot keeps the first one's file and class; with one, its file)."""
+    first, *rest = tf_test.split("+")
+    file, prefix = first.split(".", 1)[0], first.rsplit(".", 1)[0]
+    return [first, *(f"{file}.{n}" if "." in n else f"{prefix}.{n}" for n in rest)]

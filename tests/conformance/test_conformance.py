@@ -183,6 +183,42 @@ def test_scenarios_are_well_formed() -> None:
             assert set(dev["tf"]) == set(dev["coordkit"]), s["name"]
 
 
+def _ported_tf_tests() -> dict[str, list[str]]:
+    """TF test name -> the scenarios that port it."""
+    ported: dict[str, list[str]] = {}
+    for s in scenarios.SCENARIOS:
+        for name in scenarios.tf_test_names(s["tf_test"]) if s["tf_test"] else []:
+            ported.setdefault(name, []).append(s["name"])
+    return ported
+
+
+def test_every_tf_test_is_ported_or_excused() -> None:
+    """Each test of the digest's section 8 has a scenario or a NOT_PORTED reason."""
+    ported = _ported_tf_tests()
+    unknown = sorted(set(ported) - scenarios.TF_TESTS)
+    assert not unknown, f"tf_test names that are not in TF_TESTS (typo?): {unknown}"
+    missing = sorted(scenarios.TF_TESTS - set(ported) - set(scenarios.NOT_PORTED))
+    assert not missing, f"TF tests with neither a scenario nor a NOT_PORTED reason: {missing}"
+    both = {n: ported[n] for n in sorted(set(scenarios.NOT_PORTED) & set(ported))}
+    assert not both, f"NOT_PORTED names tests that have scenarios: {both}"
+    stray = sorted(set(scenarios.NOT_PORTED) - scenarios.TF_TESTS)
+    assert not stray, f"NOT_PORTED names tests that are not in TF_TESTS: {stray}"
+    assert all(r.strip() for r in scenarios.NOT_PORTED.values())
+
+
+def test_tf_test_names_parsing() -> None:
+    assert scenarios.tf_test_names(
+        "fifo_queue_test.FIFOQueueTest.testDequeue+testDequeueHalf"
+        "+GPUCompatibleFIFOQueueTests.testEnqueueDequeue"
+    ) == [
+        "fifo_queue_test.FIFOQueueTest.testDequeue",
+        "fifo_queue_test.FIFOQueueTest.testDequeueHalf",
+        "fifo_queue_test.GPUCompatibleFIFOQueueTests.testEnqueueDequeue",
+    ]
+    assert scenarios.tf_test_names("random_shuffle_queue_test.testA+testB") == [
+        "random_shuffle_queue_test.testA", "random_shuffle_queue_test.testB"]
+
+
 def _deviation_params() -> list:
     seen: dict = {}
     for s in scenarios.SCENARIOS:

@@ -255,16 +255,24 @@ def test_non_list_value_is_one_component() -> None:
     assert [q.dequeue(), q.dequeue()] == [5, [1, 2]]
 
 
+def test_none_is_not_a_value() -> None:
+    """Q-API-4, Q-DTYPE-1: as TensorFlow's conversion, ValueError for None in a typed queue."""
+    for dtype in ("int32", "float64", "string"):
+        q = FIFOQueue(2, dtypes=[dtype], shapes=[[]])
+        with pytest.raises(ValueError, match=r"^None values not supported\.$"):
+            q.enqueue(None)
+        assert q.size() == 0
+
+
 def test_wrong_python_type_is_a_type_error() -> None:
     """Q-API-4, Q-DTYPE-1 (testEnqueueWrongType; TF probe Q2)."""
     cases = [
         ("int32", 2.0, r"^Expected int32, but got 2\.0 of type 'float'\.$"),
-        ("int64", "7", r"^Expected int64, but got '7' of type 'str'\.$"),
-        ("float32", "a", r"^Expected float, but got 'a' of type 'str'\.$"),
-        ("float64", None, r"^Expected double, but got None of type 'NoneType'\.$"),
+        ("int64", "7", r"^Expected int64, but got 7 of type 'str'\.$"),
+        ("float32", "a", r"^Expected float32, but got a of type 'str'\.$"),
         ("bool", 1, r"^Expected bool, but got 1 of type 'int'\.$"),
         ("string", 3, r"^Expected string, but got 3 of type 'int'\.$"),
-        ("float16", b"x", r"^Expected half, but got b'x' of type 'bytes'\.$"),
+        ("float16", b"x", r"^Expected float16, but got b'x' of type 'bytes'\.$"),
     ]
     for dtype, value, message in cases:
         with pytest.raises(TypeError, match=message):
@@ -547,3 +555,12 @@ def test_failed_calls_change_nothing() -> None:
             call()
         assert q.statistics() == before
     assert q.dequeue_many(2) == [[1, 2], [3, 4]]
+
+
+@pytest.mark.parametrize("bad", ["no", 1, None])
+def test_close_flag_must_be_a_bool(bad):
+    """Q-ARG-7, Q-ARG-6: TypeError naming the value; the queue stays open."""
+    q = FIFOQueue(2)
+    with pytest.raises(TypeError, match=rf"^cancel_pending_enqueues must be a bool, got {bad!r}"):
+        q.close(cancel_pending_enqueues=bad)
+    assert not q.is_closed()

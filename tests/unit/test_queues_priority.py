@@ -224,7 +224,7 @@ def test_untyped_elements() -> None:
 def test_inserting_non_int64_fails() -> None:
     """PQ-3 (testInsertingNonInt64Fails)."""
     q = PriorityQueue(10, ["string"], shapes=[()])
-    with pytest.raises(TypeError, match=r"^Expected int64, but got 'a' of type 'str'\.$"):
+    with pytest.raises(TypeError, match=r"^Expected int64, but got a of type 'str'\.$"):
         q.enqueue(("a", "b"))
     with pytest.raises(TypeError, match=r"^Expected int64, but got 1\.5"):
         q.enqueue_many(([1.5], ["b"]))
