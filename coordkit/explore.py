@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import _thread
 import ctypes
+import logging
 import random
 import sys
 import threading
@@ -29,6 +30,7 @@ from coordkit.trace import Schedule, render_table
 __all__ = ["Choices", "ExploreResult", "FoundFailure", "RunReport", "explore", "replay", "run"]
 
 _GRANULARITIES = ("sync", "line")
+_LOG = logging.getLogger("coordkit")
 MAX_STEPS = 20_000  # the default step budget of a run
 
 
@@ -240,21 +242,30 @@ class _Session:
     run from ``run_started``.
     """
 
-    def __init__(self, options: _Options) -> None:
+    def __init__(self, options: _Options, *, quiet: bool = False) -> None:
         self.options = options
         self._patch = StdlibPatch()
         self._worker: _Worker | None = None
         self.run_started: float | None = None
         self.current: Execution | None = None
+        # An exploration runs the same code hundreds of times: coordkit's own log
+        # records (a QueueRunner's "Exception in QueueRunner") would repeat as often.
+        self._quiet = quiet
+        self._was_disabled = False
 
     def __enter__(self) -> _Session:
         self._patch.__enter__()
+        if self._quiet:
+            self._was_disabled = _LOG.disabled
+            _LOG.disabled = True
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._worker is not None:
             self._worker.close()
         self._patch.__exit__()
+        if self._quiet:
+            _LOG.disabled = self._was_disabled
 
     def call(self, job: Callable[[], Any], *, per_run: bool = False) -> Any:
         """Run ``job`` on the worker under the watchdog: the whole job is timed, or with
@@ -501,7 +512,7 @@ def explore(
                 return None
         return None
 
-    with _Session(options) as session:
+    with _Session(options, quiet=True) as session:
         try:
             found = session.call(loop, per_run=True)
         except UncontrolledBlockingError as exc:
@@ -592,7 +603,7 @@ def _explore_with_hypothesis(fn: Callable[[], Any], options: _Options, max_sched
     class _Found(Exception):
         pass
 
-    with _Session(options) as session:
+    with _Session(options, quiet=True) as session:
 
         @settings(
             max_examples=max_schedules,

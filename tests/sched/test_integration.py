@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import find, given, settings
 
 import coordkit
@@ -162,3 +163,29 @@ def test_plugin_seed_option_is_reproducible(pytester):
     result = pytester.runpytest("-p", "no:cacheprovider", "--coordkit-seed=banana")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*--coordkit-seed must be an int or 'random', got 'banana'*"])
+
+
+def test_exploration_does_not_repeat_coordkit_logs(caplog):
+    # SCHED-18: a QueueRunner that logs its error in every schedule logs nothing while
+    # explored; the replay logs it once
+    import logging
+
+    from coordkit import FIFOQueue, QueueRunner
+
+    def program():
+        q = FIFOQueue(4)
+
+        def broken():
+            raise OSError("shard unreadable")
+
+        for t in QueueRunner(q, [broken]).create_threads(start=True):
+            t.join()
+
+    caplog.set_level(logging.ERROR, logger="coordkit")
+    result = coordkit.explore(program, seed=1, max_schedules=50)
+    assert result.failure is not None and result.schedules_run >= 1
+    assert not [r for r in caplog.records if "Exception in QueueRunner" in r.getMessage()]
+    with pytest.raises(OSError):
+        coordkit.replay(program, result.failure.trace)
+    assert len([r for r in caplog.records if "Exception in QueueRunner" in r.getMessage()]) == 1
+    assert not logging.getLogger("coordkit").disabled
