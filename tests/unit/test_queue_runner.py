@@ -187,7 +187,7 @@ def join_all(threads):
 
 
 def test_defaults_and_properties():
-    """RUNNER-1."""
+    """RUNNER-1; RUNNER-OLD-3 (only OutOfRangeError means "closed" by default)."""
     q = FakeQueue(name="qr1q")
     op = CountUpTo(3)
     qr = QueueRunner(q, [op])
@@ -589,7 +589,7 @@ def test_grace_period():
 
 
 def test_user_close_is_an_error_for_the_runner(thread_deaths):
-    """RUNNER-7c: someone else's close makes the next enqueue fail with CancelledError."""
+    """RUNNER-7c, RUNNER-OLD-3: someone else's close makes the next enqueue fail with CancelledError."""
     q = FakeQueue(capacity=10**9)  # never full: a plain close must not wait behind it
     first_enqueue = threading.Event()
 
