@@ -23,12 +23,14 @@ rule ids it follows.  ``specs/stateful.md`` says how the state machines in
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from coordkit import history
 from coordkit.errors import CancelledError, DeadlineExceededError, OutOfRangeError
 from coordkit.queues import QueueStatistics
 
@@ -38,6 +40,7 @@ __all__ = [
     "ModelError",
     "Ok",
     "Outcome",
+    "QueueHistoryModel",
     "QueueModel",
     "RunnerModel",
     "StopReason",
@@ -600,6 +603,184 @@ class QueueModel:
             self.dequeuers.remove(attempt)
             self.store.put_back(attempt)  # Q-DEQ-6
         self._flush()
+
+
+# ---------------------------------------------------------------------------
+# The queue model as a sequential model for coordkit.history (MODEL-8)
+# ---------------------------------------------------------------------------
+
+
+class _Snapshot:
+    """A ``QueueModel`` with no waiting call, frozen: a state of ``QueueHistoryModel``.
+
+    Equal and hashed by ``QueueModel.key()``; the model inside is never changed.
+    """
+
+    __slots__ = ("_key", "model")
+
+    def __init__(self, model: QueueModel) -> None:
+        self.model = model
+        self._key = model.key()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Snapshot) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        return f"({tuple(self.model.contents())!r}, {'closed' if self.model.closed else 'open'})"
+
+
+_H_TIMEOUT, _H_CANCELLED = "DeadlineExceededError", "CancelledError"
+_H_DEQUEUES = ("dequeue", "dequeue_many", "dequeue_up_to")
+
+
+class QueueHistoryModel:
+    """``QueueModel`` as a model for ``coordkit.history.check`` (MODEL-8, HIST-5).
+
+    The history checker needs ``init()`` and ``apply(state, op)``; this adapter
+    gives them from the very model the state machines use, so a history of a
+    FIFOQueue, PaddingFIFOQueue (``order="fifo"``), RandomShuffleQueue
+    (``order="shuffle"``, with ``min_after_dequeue``) or PriorityQueue
+    (``order="priority"``) is checked against the same rules.  A state is a
+    ``QueueModel`` with no waiting call; an operation takes effect by running
+    it on a copy with no timeout, and a call the copy leaves waiting is
+    ``BLOCKED``.  Where the implementation picks the element (RSQ-4, PQ-2), the
+    recorded value is the pick, accepted if the rules allow it (MODEL-5); a
+    pending dequeue may have taken any element allowed.
+
+    Operation kinds and arguments are ``RecordingQueue``'s, as for
+    ``history.FIFOModel`` (HIST-9), including the effects of timed-out, failed
+    and pending calls.  ``capacity`` None (the default) is unbounded; a bound
+    is meaningful only in histories without batch calls (HIST-10).
+    ``history.FIFOModel`` is faster on FIFO histories (it has search hints);
+    ``tests/stateful/test_models.py`` checks that the two agree.
+    """
+
+    KINDS = history.FIFOModel.KINDS
+
+    def __init__(self, capacity: int | None = None, order: str = "fifo", min_after_dequeue: int = 0,
+                 initial: Iterable[Any] = ()) -> None:
+        if capacity is not None and (isinstance(capacity, bool) or not isinstance(capacity, int)
+                                     or capacity < 0):
+            raise ValueError(f"QueueHistoryModel(capacity) must be None or an int >= 0; got {capacity!r}")
+        if order not in _STORES:
+            raise ValueError(f"QueueHistoryModel(order) must be one of {sorted(_STORES)}; got {order!r}")
+        self.capacity = capacity
+        self.order = order
+        self.min_after_dequeue = min_after_dequeue
+        self._initial = tuple(initial)
+
+    def init(self) -> _Snapshot:
+        """An open queue holding ``initial`` (empty by default)."""
+        model = QueueModel(-1 if self.capacity is None else self.capacity, self.order, self.min_after_dequeue)
+        for element in self._initial:
+            model.store.push(element)
+            model.accepted += 1
+        return _Snapshot(model)
+
+    def _run(self, state: _Snapshot, op: history.Operation, pick: Any = _NO_PICK,
+             arg: Any = None) -> tuple[_Snapshot | None, Outcome | None]:
+        """Run ``op`` on a copy of ``state``: (new state, result), or (None, None) if it waits."""
+        model = state.model.copy()
+        key = object()  # no operation of the model's own can have this key
+        if pick is not _NO_PICK:
+            model.picks = {key: pick}
+        kind = op.kind
+        if kind == "enqueue":
+            model.enqueue(key, op.arg)
+        elif kind == "enqueue_many":
+            model.enqueue_many(key, tuple(op.arg if arg is None else arg))
+        elif kind == "dequeue":
+            model.dequeue(key)
+        elif kind in ("dequeue_many", "dequeue_up_to"):
+            model.dequeue_many(key, history._check_n(op), up_to=kind == "dequeue_up_to")
+        elif kind == "close":
+            model.close(key, cancel=bool(op.arg))
+        else:
+            raise ValueError(f"QueueHistoryModel cannot apply operation kind {kind!r} (#{op.index}); "
+                             f"expected one of {sorted(self.KINDS)}")
+        result = model.results.pop(key, None)
+        if result is None:
+            return None, None
+        model.picks = {}
+        return _Snapshot(model), result
+
+    @staticmethod
+    def _outcome(op: history.Operation, result: Outcome) -> history.Outcome:
+        if isinstance(result, Err):
+            return history.Outcome.error(result.type)
+        if op.kind in ("dequeue_many", "dequeue_up_to"):
+            return history.Outcome.ok(tuple(result.value))
+        return history.Outcome.ok(result.value)
+
+    def apply(self, state: _Snapshot, op: history.Operation) -> tuple[Any, Any]:
+        """The effect and expected outcome of ``op`` in ``state``; the recorded value is the pick."""
+        if op.kind == "size":
+            return state, history.Outcome.ok(state.model.size())
+        if op.kind == "is_closed":
+            return state, history.Outcome.ok(state.model.closed)
+        pick = _NO_PICK
+        outcome = op.outcome
+        if outcome is not None and not outcome.is_error and op.kind in _H_DEQUEUES:
+            value = outcome.value
+            pick = list(value) if op.kind != "dequeue" and isinstance(value, (list, tuple)) else value
+        new, result = self._run(state, op, pick)
+        if new is None or result is None:
+            return state, history.BLOCKED
+        return new, self._outcome(op, result)
+
+    def read_only(self, op: history.Operation) -> bool:
+        """As ``FIFOModel.read_only``: the same calls leave every state unchanged (HIST-7)."""
+        return history._fifo_read_only(op)
+
+    def successors(self, state: _Snapshot, op: history.Operation) -> list[Any]:
+        """Every state ``op`` may leave for its recorded outcome (HIST-5, HIST-9)."""
+        outcome = op.outcome
+        closed = state.model.closed
+        if op.kind == "enqueue_many" and (outcome is None or outcome.is_error):
+            name = None if outcome is None else outcome.value
+            if name not in (None, _H_TIMEOUT, _H_CANCELLED):
+                return []
+            batch = tuple(op.arg)
+            lengths = [0] if name != _H_CANCELLED or closed else []
+            if not closed:
+                lengths += range(1, len(batch) + 1)
+            found = []
+            for k in lengths:
+                if k == 0:
+                    found.append(state)
+                    continue
+                new, result = self._run(state, op, arg=batch[:k])
+                if new is not None and isinstance(result, Ok):
+                    found.append(new)
+            return found
+        if outcome is not None and outcome.is_error and outcome.value == _H_TIMEOUT:
+            if op.kind not in self.KINDS:
+                self.apply(state, op)  # raises the unknown-kind error
+            return [state]
+        if outcome is None and op.kind in _H_DEQUEUES and self.order != "fifo":
+            return self._any_pick(state, op)
+        return history._default_successors(self, state, op)
+
+    def _any_pick(self, state: _Snapshot, op: history.Operation) -> list[Any]:
+        """A pending dequeue of a queue that picks: every state an allowed pick leaves."""
+        contents = sorted(state.model.contents(), key=lambda x: (x[0], repr(x)) if self.order == "priority"
+                          else repr(x))
+        if op.kind == "dequeue":
+            picks: Iterable[Any] = [_NO_PICK, *dict.fromkeys(contents)]
+        else:
+            n = history._check_n(op)
+            sizes = {r for r in (n, len(contents)) if 0 < r <= len(contents)}
+            combinations = dict.fromkeys(c for r in sizes for c in itertools.combinations(contents, r))
+            picks = [_NO_PICK, *(list(c) for c in combinations)]
+        found: dict[_Snapshot, None] = {}
+        for pick in picks:
+            new, _ = self._run(state, op, pick)
+            if new is not None:
+                found[new] = None
+        return list(found)
 
 
 # ---------------------------------------------------------------------------

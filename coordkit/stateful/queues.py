@@ -53,14 +53,21 @@ _KINDS = ("enqueue", "enqueue_many", "dequeue", "dequeue_many", "dequeue_up_to",
 
 
 @dataclass(frozen=True)
+class Garbled:
+    """A returned value that ``QueueMachine.decode`` could not read; it equals no expected value."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class QueueOp:
     """One queue call, as a rule argument: ``QueueOp("dequeue_many", n=2, timeout=0)``.
 
     ``kind`` is one of enqueue, enqueue_many (``n`` new elements), dequeue,
     dequeue_many, dequeue_up_to (``n`` elements), close (plain) and
     cancel_close (``close(cancel_pending_enqueues=True)``).  The elements are
-    made by the machine: distinct ints, or ``(priority, int)`` tuples for a
-    PriorityQueue.
+    made by the machine: distinct ints, ``(priority, int)`` tuples for a
+    PriorityQueue, ``(int, vector)`` pairs for a PaddingFIFOQueue.
     """
 
     kind: str
@@ -172,11 +179,26 @@ STEPS = weighted(
 )
 
 
+def _checked_capacities(cls: type) -> tuple[int, ...]:
+    """``cls.capacities`` as a tuple, or a TypeError naming the machine class (BYO-2)."""
+    capacities = getattr(cls, "capacities", None)
+    try:
+        values = tuple(capacities)  # type: ignore[arg-type]
+    except TypeError:
+        values = ()
+    if not values or any(isinstance(c, bool) or not isinstance(c, int) for c in values):
+        raise TypeError(f"{cls.__name__}.capacities must be a non-empty tuple of ints "
+                        f"(negative: unbounded); got {capacities!r}")
+    return values
+
+
 class QueueMachine(ModelMachine[QueueModel]):
     """Runs queue calls in controlled threads and checks them against ``QueueModel``.
 
     ``queue_factory(capacity)`` must return a new queue with coordkit's queue
-    methods (BYO-2), with the semantics of ``specs/queues.md``:
+    methods (BYO-2), with the semantics of ``specs/queues.md``.  The capacity
+    comes from the ``capacities`` attribute (negative: unbounded; 0: every
+    enqueue waits for a dequeuer), which a subclass may narrow.  The queue has:
 
     - ``enqueue(x, timeout=None)``, ``enqueue_many(xs, timeout=None)``,
       ``dequeue(timeout=None)``, ``dequeue_many(n, timeout=None)``,
@@ -196,12 +218,19 @@ class QueueMachine(ModelMachine[QueueModel]):
 
     queue_factory: Callable[..., Any] | None = None
     order = "fifo"
+    # The capacities the queues of an example get, drawn uniformly from this
+    # tuple (a value listed twice comes twice as often).  Negative is unbounded
+    # (an enqueue never waits); 0 stores nothing, so every enqueue waits until a
+    # dequeuer takes its element.  Narrow it for a queue without some mode, for
+    # example ``capacities = (1, 2, 3, -1)`` for one that has no capacity 0 (BYO-2).
+    capacities: tuple[int, ...] = (2, 1, 3, 2, 1, 0, -1)
 
     def __init__(self) -> None:
         super().__init__()
         self.queue: Any = None
         self._elements = itertools.count()
         self._batch_ops: set[int] = set()
+        self._dequeue_ops: set[int] = set()  # single dequeues
         self._created: set[Any] = set()  # every element the machine made
         self.returned: Counter[Any] = Counter()
 
@@ -216,9 +245,23 @@ class QueueMachine(ModelMachine[QueueModel]):
         self._created.add(x)
         return x
 
+    def enqueue_argument(self, element: Any) -> Any:
+        """What ``enqueue`` is passed for this element."""
+        return element
+
     def batch_argument(self, elements: list[Any]) -> Any:
         """What ``enqueue_many`` is passed for these elements."""
         return elements
+
+    def decode(self, key: int, value: Any) -> Any:
+        """What dequeue call ``key`` returned, as the model's elements: a batch as a list.
+
+        A value that cannot be read as an answer of the call decodes to a
+        ``Garbled`` value, which equals nothing the model expects.
+        """
+        if key in self._batch_ops:
+            return list(value) if isinstance(value, (list, tuple)) else Garbled(repr(value))
+        return value
 
     def make_model(self, capacity: int) -> QueueModel:
         """The model of a new queue made by ``queue_factory(capacity)``."""
@@ -226,12 +269,24 @@ class QueueMachine(ModelMachine[QueueModel]):
 
     # -- set-up ------------------------------------------------------------------------------
 
-    # Capacities 0 and unbounded are edge cases: an element is never stored, or
-    # an enqueue never waits; most examples get a small bounded queue.
-    @initialize(capacity=st.sampled_from([2, 1, 3, 2, 1, 0, -1]))
-    def create_queue(self, capacity: int) -> None:
-        """A queue of this capacity (negative: unbounded), created inside the harness (MACH-1)."""
-        self._fresh_queue(capacity)
+    @classmethod
+    def _creation_rule(cls) -> Callable[..., None]:
+        """The ``@initialize`` rule that creates the queue, drawing from ``cls.capacities``."""
+
+        def create_queue(self: QueueMachine, capacity: int) -> None:
+            """A queue of this capacity (negative: unbounded), created inside the harness (MACH-1)."""
+            self._fresh_queue(capacity)
+
+        create_queue._from_capacities = True  # type: ignore[attr-defined]
+        return initialize(capacity=st.sampled_from(_checked_capacities(cls)))(create_queue)  # type: ignore[no-any-return]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Every subclass draws from its own ``capacities`` (BYO-2): the rule is
+        # rebuilt for it, so narrowing the attribute is all a user has to do.
+        super().__init_subclass__(**kwargs)
+        inherited = getattr(cls, "create_queue", None)
+        if "create_queue" not in vars(cls) and getattr(inherited, "_from_capacities", False):
+            cls.create_queue = cls._creation_rule()  # type: ignore[method-assign]
 
     def _fresh_queue(self, *params: Any) -> None:
         """A new queue from the factory, and its model, at the harness's current time."""
@@ -334,12 +389,14 @@ class QueueMachine(ModelMachine[QueueModel]):
         kind = op.kind
         if kind == "enqueue":
             x = self._new_element()
-            return (lambda: q.enqueue(x, **kw)), (lambda m: m.enqueue(key, x, timeout))
+            arg = self.enqueue_argument(x)
+            return (lambda: q.enqueue(arg, **kw)), (lambda m: m.enqueue(key, x, timeout))
         if kind == "enqueue_many":
             xs = [self._new_element() for _ in range(op.n)]
             arg = self.batch_argument(xs)
             return (lambda: q.enqueue_many(arg, **kw)), (lambda m: m.enqueue_many(key, xs, timeout))
         if kind == "dequeue":
+            self._dequeue_ops.add(key)
             return (lambda: q.dequeue(**kw)), (lambda m: m.dequeue(key, timeout))
         if kind in ("dequeue_many", "dequeue_up_to"):
             self._batch_ops.add(key)
@@ -352,16 +409,16 @@ class QueueMachine(ModelMachine[QueueModel]):
 
     # -- comparing ------------------------------------------------------------------------------
 
-    def _normal(self, key: int, value: Any) -> Any:
-        return list(value) if key in self._batch_ops and value is not None else value
+    def _decoded(self, key: int, value: Any) -> Any:
+        if key in self._batch_ops or key in self._dequeue_ops:
+            return self.decode(key, value)
+        return value
 
     def picks(self, model: QueueModel, values: dict[int, Any]) -> None:
-        model.picks = {key: self._normal(key, value) for key, value in values.items()}
+        model.picks = {key: self._decoded(key, value) for key, value in values.items()}
 
     def same_value(self, key: int, expected: Any, actual: Any) -> bool:
-        if key in self._batch_ops:
-            return isinstance(actual, (list, tuple)) and list(actual) == expected
-        return bool(expected == actual)
+        return bool(self._decoded(key, actual) == expected)
 
     def check_step(self, step: str, events: Any, choices: Choices | None = None) -> None:
         finished = {key: t.operation.outcome for key, t in self._tracked.items()}
@@ -369,7 +426,8 @@ class QueueMachine(ModelMachine[QueueModel]):
         for key, outcome in finished.items():
             if outcome[0] == "ok" and key not in self._tracked and outcome[1] is not None:
                 value = outcome[1]
-                self.returned.update(self._normal(key, value) if key in self._batch_ops else [value])
+                decoded = self._decoded(key, value)
+                self.returned.update(decoded if key in self._batch_ops else [decoded])
 
     def observe(self) -> Any:
         q = self.queue
@@ -398,6 +456,9 @@ class QueueMachine(ModelMachine[QueueModel]):
         return problems
 
 
+QueueMachine.create_queue = QueueMachine._creation_rule()  # type: ignore[method-assign]
+
+
 class FIFOQueueMachine(QueueMachine):
     """FIFOQueue (untyped): exact order, both waiter lists, close, cancel, timeouts, put-back."""
 
@@ -405,21 +466,67 @@ class FIFOQueueMachine(QueueMachine):
 
 
 def _padding_queue(capacity: int) -> PaddingFIFOQueue:
-    return PaddingFIFOQueue(capacity, dtypes=["int64"], shapes=[()])
+    return PaddingFIFOQueue(capacity, dtypes=["int64", "int64"], shapes=[(), (None,)])
 
 
 class PaddingFIFOQueueMachine(QueueMachine):
-    """PaddingFIFOQueue with one int64 scalar component: FIFO behaviour (PAD-7).
+    """PaddingFIFOQueue: FIFO behaviour (PAD-7) and padding (PAD-3, PAD-4, PAD-5).
 
-    Padding itself (PAD-3) is not exercised: every element is a scalar.
-    ``queue_factory(capacity)`` must return a one-component queue taking ints;
-    ``enqueue_many`` is passed a one-tuple holding the list of elements.
+    ``queue_factory(capacity)`` must return a two-component queue: an int64
+    scalar (the element's number ``i``) and an int64 vector of unknown length,
+    ``shapes=[(), (None,)]``.  Element ``i`` is ``(i, [i + 1] * w)`` with a width
+    ``w`` of 0, 1 or 2, so the elements of a batch usually differ in length.
+    ``enqueue`` is passed that pair; ``enqueue_many`` a pair of columns,
+    ``([i, j, ...], [[i + 1] * w, [j + 1] * w, ...])``, whose vectors share one
+    width, as a rectangular batch must.  ``dequeue`` must return the pair as it
+    was enqueued (PAD-4); ``dequeue_many`` and ``dequeue_up_to`` the two columns,
+    every vector padded with 0 to the longest in the batch (PAD-3), and two
+    empty columns for ``n=0`` (PAD-5).  Anything else counts as a wrong value.
     """
 
     queue_factory = staticmethod(_padding_queue)
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._widths: dict[int, int] = {}
+
+    def _payload(self, i: int, width: int | None = None) -> list[int]:
+        w = self._widths[i]
+        return [i + 1] * w + [0] * ((w if width is None else width) - w)
+
+    def enqueue_argument(self, element: Any) -> Any:
+        self._widths[element] = element % 3
+        return (element, self._payload(element))
+
     def batch_argument(self, elements: list[Any]) -> Any:
-        return (elements,)
+        width = elements[0] % 3 if elements else 0
+        for x in elements:
+            self._widths[x] = width
+        return (list(elements), [self._payload(x) for x in elements])
+
+    def decode(self, key: int, value: Any) -> Any:
+        try:
+            return self._decode(key, value)
+        except TypeError:  # unhashable or non-iterable parts
+            return Garbled(repr(value))
+
+    def _decode(self, key: int, value: Any) -> Any:
+        garbled = Garbled(repr(value))
+        if not isinstance(value, (list, tuple)) or len(value) != 2:
+            return garbled
+        first, second = value
+        if key not in self._batch_ops:  # PAD-4: exactly as enqueued
+            ok = first in self._widths and second == self._payload(first)
+            return first if ok else garbled
+        if not isinstance(first, (list, tuple)) or not isinstance(second, (list, tuple)):
+            return garbled
+        ids = list(first)
+        if len(second) != len(ids) or any(i not in self._widths for i in ids):
+            return garbled
+        width = max((self._widths[i] for i in ids), default=0)
+        if list(map(list, second)) != [self._payload(i, width) for i in ids]:  # PAD-3
+            return garbled
+        return ids
 
 
 def _shuffle_queue(capacity: int, min_after_dequeue: int) -> RandomShuffleQueue:
@@ -437,10 +544,26 @@ class RandomShuffleQueueMachine(QueueMachine):
 
     queue_factory = staticmethod(_shuffle_queue)
     order = "shuffle"
+    # min_after_dequeue (1 or 0) must stay below the capacity: it is lowered to
+    # capacity - 1 for a capacity of 1, and a capacity of 0 cannot be used.
+    capacities = (2, 3, -1)
 
-    @initialize(capacity=st.sampled_from([2, 3, -1]), min_after_dequeue=st.sampled_from([1, 0]))
-    def create_queue(self, capacity: int, min_after_dequeue: int) -> None:  # type: ignore[override]
-        self._fresh_queue(capacity, min_after_dequeue)
+    @classmethod
+    def _creation_rule(cls) -> Callable[..., None]:
+        capacities = _checked_capacities(cls)
+        if 0 in capacities:
+            raise TypeError(f"{cls.__name__}.capacities cannot hold 0: a RandomShuffleQueue "
+                            f"needs min_after_dequeue < capacity")
+
+        def create_queue(self: QueueMachine, capacity: int, min_after_dequeue: int) -> None:
+            """A queue of this capacity and min_after_dequeue, created inside the harness (MACH-1)."""
+            if capacity >= 0:
+                min_after_dequeue = min(min_after_dequeue, capacity - 1)
+            self._fresh_queue(capacity, min_after_dequeue)
+
+        create_queue._from_capacities = True  # type: ignore[attr-defined]
+        return initialize(capacity=st.sampled_from(capacities),  # type: ignore[no-any-return]
+                          min_after_dequeue=st.sampled_from([1, 0]))(create_queue)
 
     def make_model(self, capacity: int, min_after_dequeue: int = 0) -> QueueModel:  # type: ignore[override]
         return QueueModel(capacity, "shuffle", min_after_dequeue)

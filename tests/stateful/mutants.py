@@ -22,6 +22,7 @@ from coordkit.queues import (
     _NO_WAIT,
     _TIMED_OUT,
     FIFOQueue,
+    PaddingFIFOQueue,
     PriorityQueue,
     RandomShuffleQueue,
     _Attempt,
@@ -165,6 +166,30 @@ class MinAfterDequeueIgnoredWhileOpen(RandomShuffleQueue):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._reserve = 0  # BUG: RSQ-2
+
+
+class _PaddingQueue(PaddingFIFOQueue):
+    """The PaddingFIFOQueueMachine's queue: an int64 id and an int64 vector of any length."""
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity, dtypes=["int64", "int64"], shapes=[(), (None,)])
+
+
+class BatchesNotPadded(_PaddingQueue):
+    """dequeue_many and dequeue_up_to return the vectors as they were, not padded (PAD-3)."""
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self._sig._partial = False  # BUG: batches are built like a FIFOQueue's
+
+
+class PaddedWithOnes(_PaddingQueue):
+    """Batches are padded to the right length, but with 1 instead of the dtype's zero (PAD-3)."""
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        pad = self._sig._pad
+        self._sig._pad = lambda column, spec, fill: pad(column, spec, 1)  # BUG: fill is 0
 
 
 class PriorityBatchesTakenPiecemeal(PriorityQueue):
@@ -415,6 +440,17 @@ def _shuffle(cls: type) -> Callable[..., Any]:
     return make
 
 
+# Not listed: ``TimedOutCloseForgotten``.  The machine does catch it (after 41
+# examples derandomized), but not reliably within the budget: with random seeds
+# only 5 runs in 16 caught it within 100 examples, and 6 not within 300.  It
+# needs a plain close with a timeout to time out while enqueues wait on a full
+# queue, and before they are served; ``test_machines.py``
+# (``test_a_forgotten_timed_out_close_is_caught``) drives that state directly.
+#
+# ``StopVisibleBeforeRecord`` stays at the race budget (MUT-3): derandomized it
+# takes 209 examples.  With random seeds it is caught within 100 in about 20 runs
+# of 24 (mean about 55), and the same with clear_stop drawn twice as often as
+# now, so 209 is an unlucky seed rather than a rule weight to tune.
 MUTANTS = [
     Mutant(CloseDoesNotWakeWaiters, "FIFOQueueMachine", "queue_factory"),
     Mutant(PartialBatchLostOnClose, "FIFOQueueMachine", "queue_factory"),
@@ -425,6 +461,8 @@ MUTANTS = [
     Mutant(RacyDequeue, "FIFOQueueMachine", "queue_factory", race=True),
     Mutant(RacyEnqueue, "FIFOQueueMachine", "queue_factory", race=True),
     Mutant(_shuffle(MinAfterDequeueIgnoredWhileOpen), "RandomShuffleQueueMachine", "queue_factory"),
+    Mutant(BatchesNotPadded, "PaddingFIFOQueueMachine", "queue_factory"),
+    Mutant(PaddedWithOnes, "PaddingFIFOQueueMachine", "queue_factory"),
     Mutant(PriorityBatchesTakenPiecemeal, "PriorityQueueMachine", "queue_factory"),
     Mutant(FirstExceptionOverwritten, "CoordinatorMachine", "coordinator_factory"),
     Mutant(CleanStopReRaised, "CoordinatorMachine", "coordinator_factory"),

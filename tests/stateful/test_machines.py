@@ -90,6 +90,72 @@ def test_an_unbound_machine_says_how_to_bind_it():
         state.create_queue(capacity=1)
 
 
+# -- which capacities, and narrowing them (BYO-2) ----------------------------------------------------
+
+
+def capacities_drawn(base: type, capacities: tuple[int, ...] | None, examples: int = 40) -> set[int]:
+    """The capacities a derandomized run of ``base`` (narrowed to ``capacities``) passes its factory."""
+    seen: set[int] = set()
+
+    def make(capacity: int, *rest: int) -> Any:
+        seen.add(capacity)
+        if capacities is not None and capacity not in capacities:
+            raise AssertionError(f"capacity {capacity} is not in {capacities}")
+        return factory(capacity, *rest)
+
+    factory = {FIFOQueueMachine: FIFOQueue, RandomShuffleQueueMachine: RandomShuffleQueue}[base]
+    attrs: dict[str, Any] = {"queue_factory": staticmethod(make)}
+    if capacities is not None:
+        attrs["capacities"] = capacities
+    bound = type("Narrowed", (base,), attrs)
+    run_state_machine_as_test(bound, settings=settings(QUICK, max_examples=examples, stateful_step_count=3))
+    return seen
+
+
+def test_the_default_capacities_include_zero_and_unbounded():
+    # BYO-2: capacities (2, 1, 3, 2, 1, 0, -1); RandomShuffleQueueMachine (2, 3, -1)
+    assert FIFOQueueMachine.capacities == (2, 1, 3, 2, 1, 0, -1)
+    assert {0, -1} <= capacities_drawn(FIFOQueueMachine, None) <= {0, 1, 2, 3, -1}
+    assert {-1} < capacities_drawn(RandomShuffleQueueMachine, None) <= {2, 3, -1}
+
+
+def test_a_subclass_narrows_the_capacities():
+    # BYO-2: a queue without a capacity-0 mode sets capacities = (1, 2, 3, -1)
+    assert len(capacities_drawn(FIFOQueueMachine, (1, 2, 3, -1))) > 2  # the factory refuses 0
+    assert capacities_drawn(RandomShuffleQueueMachine, (1, -1)) == {1, -1}
+    # a subclass of a narrowed machine keeps its parent's capacities
+    narrowed = type("Narrowed", (FIFOQueueMachine,), {"capacities": (3,)})
+    again = type("Again", (narrowed,), {})
+    assert again.create_queue is not FIFOQueueMachine.create_queue
+
+
+@pytest.mark.parametrize("value", [(), [1, "2"], 3, (True,)])
+def test_bad_capacities_are_refused_when_the_subclass_is_defined(value):
+    # BYO-2
+    with pytest.raises(TypeError, match="capacities"):
+        type("Bad", (FIFOQueueMachine,), {"capacities": value})
+    with pytest.raises(TypeError, match="capacities"):
+        type("Bad", (RandomShuffleQueueMachine,), {"capacities": (2, 0)})
+
+
+def test_the_padding_machine_pads_batches_of_mixed_widths():
+    # BYO-2, PAD-3, PAD-4: elements (i, [i + 1] * w); a batch comes back as padded columns
+    with machine(stateful.PaddingFIFOQueueMachine) as state:
+        state.create_queue(capacity=-1)
+        for _ in range(3):
+            state.step(QueueOp("enqueue"), Choices([]))  # widths 0, 1, 2
+        state.step(QueueOp("enqueue_many", n=2), Choices([]))  # one width, 0
+        state.step(QueueOp("dequeue"), Choices([]))
+        assert state.decode(99, (1, [2])) == 1
+        assert state.decode(99, (1, [2, 0])) == stateful.queues.Garbled("(1, [2, 0])")  # PAD-4
+        state.step(QueueOp("dequeue_up_to", n=4), Choices([]))
+        assert sorted(state.returned) == [0, 1, 2, 3, 4]
+        state._batch_ops.add(99)
+        assert state.decode(99, ([1, 2], [[2, 0], [3, 3]])) == [1, 2]
+        assert isinstance(state.decode(99, ([1, 2], [[2], [3, 3]])), stateful.queues.Garbled)
+        assert isinstance(state.decode(99, ([1, 2], [[2, 1], [3, 3]])), stateful.queues.Garbled)
+
+
 # -- plain threading, no change (BYO-5) -------------------------------------------------------------
 
 

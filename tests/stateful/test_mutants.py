@@ -76,4 +76,5 @@ def test_the_required_mutants_are_all_there():
     assert {"CloseDoesNotWakeWaiters", "PartialBatchLostOnClose", "LaterWaiterServedFirst",
             "PlainCloseCancelsPendingEnqueues", "FirstExceptionOverwritten", "CleanStopReRaised",
             "JoinIgnoresRegisteredThreads", "RunnerNeverClosesQueue", "CancelNeverRunsOnStop",
-            "ExceptionsRaisedNotFilled", "TimeoutDropsElement", "MinAfterDequeueIgnoredWhileOpen"} <= names
+            "ExceptionsRaisedNotFilled", "TimeoutDropsElement", "MinAfterDequeueIgnoredWhileOpen",
+            "BatchesNotPadded"} <= names
