@@ -555,6 +555,10 @@ class Execution:
         assert task is not None
         if self.killing:
             raise Kill()
+        if deadline is not None and deadline <= self.clock.now:
+            # Already due (a timeout of 0): a real wait returns at once. Parking would
+            # let every other thread run first, and hide the schedules where it does not.
+            return False
         task.state = BLOCKED
         task.waiting_on = what
         task.waitlist = waitlist

@@ -484,10 +484,28 @@ def install_thread_hooks() -> None:
 # -- module patching -----------------------------------------------------------
 
 
+_CO_NEWLOCALS = 0x2  # set on function code; unset on module and class-body code
+
+
+def _importing() -> bool:
+    """True while module-level or class-body code is on the calling thread's stack.
+
+    A controlled thread's stack ends at the runtime's entry point, so inside a run
+    this means a module is being imported (or a class defined): what it creates is
+    global state that outlives the run, like an object created before it.
+    """
+    frame = sys._getframe(2)
+    while frame is not None:
+        if not frame.f_code.co_flags & _CO_NEWLOCALS:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _factory(real: Any, shim: str) -> Callable[..., Any]:
     def make(*args: Any, **kwargs: Any) -> Any:
         ex = current_execution()
-        if ex is None:
+        if ex is None or _importing():
             return real(*args, **kwargs)
         return getattr(ex.shims, shim)(*args, **kwargs)
 
@@ -631,7 +649,24 @@ class StdlibPatch:
         self._patch.__exit__()
         if self._aliases is not None:
             self._aliases.__exit__()
+        _forget_controlled_threads()
         StdlibPatch._active = False
+
+
+def _forget_controlled_threads() -> None:
+    """Drop the runs' threads from the stdlib's registry of pool workers.
+
+    ``concurrent.futures.thread`` keeps every worker it starts in a module-level
+    registry and, at interpreter exit, puts a wake-up into each worker's queue.  A
+    pool made inside a run has controlled queues, which only that run's threads can
+    use, and its workers have ended with the run, so they have nothing to wake.
+    """
+    pool = sys.modules.get("concurrent.futures.thread")
+    registry = getattr(pool, "_threads_queues", None)
+    if registry is not None:
+        for thread in list(registry):
+            if thread.__dict__.get("_ck_task") is not None:
+                registry.pop(thread, None)
 
 
 def fresh_thread_names() -> Any:

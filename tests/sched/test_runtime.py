@@ -6,6 +6,7 @@ import queue
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -163,6 +164,96 @@ def test_primitives_imported_by_name_are_controlled():
     assert hang.failure is not None and hang.failure.kind == "deadlock"
     assert real_threading.active_count() == before  # no worker left behind
     assert sync_alias.RLock is real_threading.RLock  # restored afterwards
+
+
+def test_objects_made_by_an_import_inside_the_run_are_real():
+    # SCHED-4: module-level and class-level objects of a module first imported inside a
+    # run are global state that outlives it, so they are the real ones
+    import importlib
+
+    sys.modules.pop("tests.sched.made_at_import", None)
+
+    def program():
+        module = importlib.import_module("tests.sched.made_at_import")
+        local = threading.Lock()
+        return module, type(local).__module__
+
+    module, local_kind = run_once(program)
+    assert local_kind.startswith("coordkit")  # made by the run's own code: controlled
+    for obj in (module.LOCK, module.READY, module.JOBS.mutex, module.Registry.lock):
+        assert not type(obj).__module__.startswith("coordkit"), obj
+    with module.LOCK, module.Registry.lock:  # usable after the run
+        module.JOBS.put(1)
+        module.READY.set()
+    assert module.JOBS.get_nowait() == 1
+
+
+THREAD_POOL_PROGRAM = """
+import concurrent.futures, threading, time, coordkit
+
+def pool_sums():
+    lock = threading.Lock()
+    total = [0]
+    def work(i):
+        with lock:
+            total[0] += i
+        return 2 * i
+    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+        assert list(pool.map(work, range(5))) == [0, 2, 4, 6, 8]
+    assert total[0] == 10
+
+def pool_race():
+    total = [0]
+    def work(i):
+        seen = total[0]
+        time.sleep(0)
+        total[0] = seen + i
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        for f in [pool.submit(work, i) for i in (1, 2)]:
+            f.result()
+    assert total[0] == 3, f"lost update: {total[0]}"
+
+assert coordkit.explore(pool_sums, seed=1, max_schedules=200).failure is None
+found = coordkit.explore(pool_race, seed=1, max_schedules=500).failure
+assert found is not None and "lost update" in str(found.exception), found
+print("ok", found.preemptions)
+"""
+
+
+def test_thread_pool_executor_under_the_scheduler():
+    # SCHED-3, SCHED-4, SCHED-9: concurrent.futures, imported for the first time inside a
+    # run, works (its module-level lock is real), a race between pool workers is found,
+    # and the interpreter exits cleanly (no pool worker of a finished run is woken)
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", THREAD_POOL_PROGRAM], capture_output=True,
+                          text=True, timeout=120, cwd=str(Path(__file__).parents[2]))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok 1"
+    assert proc.stderr == ""
+
+
+def test_a_timeout_of_zero_does_not_wait_for_other_threads():
+    # SCHED-9: a wait whose deadline has already come returns at once, as a real one does;
+    # only a later deadline waits until no other thread can run
+    def program():
+        order = []
+        ev = threading.Event()
+        sem = threading.Semaphore(0)
+        t = threading.Thread(target=lambda: order.append("other"))
+        t.start()
+        assert ev.wait(timeout=0) is False
+        assert sem.acquire(timeout=0) is False
+        order.append("main")
+        t.join()
+        return order
+
+    assert run_once(program) == ["main", "other"]
+    orders = set()
+    for seed in range(20):
+        report = coordkit.explore(lambda: orders.add(tuple(program())), seed=seed, max_schedules=5)
+        assert report.failure is None
+    assert orders == {("main", "other"), ("other", "main")}
 
 
 def test_timeouts_fire_last():
