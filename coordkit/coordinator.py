@@ -307,36 +307,35 @@ class Coordinator:
         others = [t for t in snapshot if t is not me]
         includes_me = len(others) != len(snapshot)
 
-        # Phase 1 (COORD-13): until every thread ended or a stop is requested.
-        # A watcher thread joins the live threads and then notifies; a stop
-        # request notifies too. When the caller is in the snapshot only a stop
-        # can end this phase, so no watcher is needed.
+        # One watcher thread joins the live threads (never the caller) and then
+        # notifies; a stop request notifies too. Nothing else here joins a thread:
+        # two joins of one thread at once can fail inside CPython before 3.13
+        # ("release unlocked lock").
         live = [t for t in others if t.is_alive()]
-        if (live or includes_me) and not self._stop_event.is_set():
-            ended = [False]  # set by the watcher, under _lock
-            if not includes_me:
-                sync.Thread(
-                    target=self._watch,
-                    args=(live, ended),
-                    name="coordkit-join-watcher",
-                    daemon=True,
-                ).start()
-            with self._lock:
-                while not self._stop_event.is_set() and not ended[0]:
-                    self._stop_or_ended.wait()
+        ended = [not live]  # set by the watcher, under _lock
+        if live:
+            sync.Thread(
+                target=self._watch,
+                args=(live, ended),
+                name="coordkit-join-watcher",
+                daemon=True,
+            ).start()
 
-        # Phase 2 (COORD-14): the grace period, measured from here.
-        deadline = None if grace is None else sync.monotonic() + grace
-        for t in others:
-            if not t.is_alive():
-                continue
-            if deadline is None:
-                t.join()
-                continue
-            remaining = deadline - sync.monotonic()
-            if remaining <= 0:
-                break
-            t.join(remaining)
+        with self._lock:
+            # Phase 1 (COORD-13): until every thread ended or a stop is requested. A
+            # caller in the snapshot is alive, so then only a stop ends it (COORD-20).
+            while not self._stop_event.is_set() and (includes_me or not ended[0]):
+                self._stop_or_ended.wait()
+            # Phase 2 (COORD-14): the grace period, measured from here.
+            deadline = None if grace is None else sync.monotonic() + grace
+            while not ended[0]:
+                if deadline is None:
+                    self._stop_or_ended.wait()
+                    continue
+                remaining = deadline - sync.monotonic()
+                if remaining <= 0:
+                    break
+                self._stop_or_ended.wait(remaining)
 
         stragglers = [t.name for t in snapshot if t.is_alive()]
         # Outcome (COORD-15).

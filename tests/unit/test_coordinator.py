@@ -625,6 +625,49 @@ def test_join_watcher_thread():
     assert not watchers[0].is_alive()
 
 
+def test_join_never_joins_one_thread_twice_at_once():
+    """COORD-13, COORD-14: only the watcher joins, in every interleaving of a stop that
+    arrives while it waits (two joins of one thread at once fail inside CPython < 3.13)."""
+
+    class JoinSpy:
+        """A thread-like object that counts the joins in progress."""
+
+        def __init__(self) -> None:
+            self.name = "spy"
+            self.done = threading.Event()
+            self.inside = 0
+            self.most = 0
+
+        def is_alive(self) -> bool:
+            return not self.done.is_set()
+
+        def join(self, timeout: float | None = None) -> None:
+            self.inside += 1
+            self.most = max(self.most, self.inside)
+            try:
+                self.done.wait(timeout)
+            finally:
+                self.inside -= 1
+
+    spies: list[JoinSpy] = []
+
+    def program() -> None:
+        coord = Coordinator()
+        spy = JoinSpy()
+        spies.append(spy)
+        stopper = threading.Thread(target=coord.request_stop)
+        finisher = threading.Thread(target=spy.done.set)
+        stopper.start()
+        finisher.start()
+        coord.join([spy], stop_grace_period_secs=5)
+        stopper.join()
+        finisher.join()
+
+    result = explore(program, strategy="dfs", max_preemptions=2, max_schedules=3000)
+    assert result.failure is None, result.failure
+    assert len(spies) > 20 and max(spy.most for spy in spies) == 1
+
+
 def test_grace_phase_returns_when_the_last_thread_ends():
     """COORD-14, DEV-COORD-3."""
     coord = Coordinator()
