@@ -7,7 +7,9 @@ Every entry is a module ``examples/zoo/<name>.py`` with
 * ``buggy()`` and ``fixed()``, zero-argument functions to hand to
   ``coordkit.explore`` / ``coordkit.replay``;
 * ``KIND``: the kind of failure coordkit reports for ``buggy``
-  (``"exception"``, ``"deadlock"`` or ``"step_limit"``);
+  (``"exception"``, ``"deadlock"`` or ``"step_limit"``), or a tuple of kinds
+  when ``buggy`` has two bugs and which one is met first depends on the
+  interpreter;
 * ``RACE``: True when the plain round-robin schedule
   (``coordkit.replay(buggy, [], strict=False)``) passes, so that finding the
   bug takes at least one deliberate scheduling choice; False for a

@@ -16,10 +16,14 @@ before either tests, both see zero and both close, and the second plain
 pattern sends two sentinels).  There is no lock or queue operation between the
 two lines, so it shows up only when a thread can be switched between any two
 lines of user code: explore it with ``granularity="line"`` (SCHED-2, Python
-3.11+).  A race needing one preemption, between the two lines; the
+3.11+).  At that granularity the decrement is itself a read and a store
+(``live[0] -= 1``), so a second race hides in it: both workers read 2 and
+both store 1, nobody sees zero, nobody closes, and the consumer waits for
+ever (a deadlock).  coordkit reports whichever of the two it meets first,
+which depends on the interpreter's line events.  Each needs one preemption; the
 round-robin schedule runs each worker's ending in one piece, and so does
-CPython almost always.  The fix: do the decrement and the test under one lock,
-and close outside it if this thread was the last.
+CPython almost always.  The fix, for both: do the decrement and the test
+under one lock, and close outside it if this thread was the last.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import threading
 from coordkit import FIFOQueue, OutOfRangeError
 
 EXPLORE = {"granularity": "line"}  # the window is between two plain lines (SCHED-2)
-KIND = "exception"  # CancelledError in a worker
+KIND = ("exception", "deadlock")  # CancelledError in a worker, or the lost decrement
 RACE = True  # the plain round-robin schedule passes; it takes a scheduling choice to fail
 RULES = ("Q-CLOSE-2",)
 
