@@ -22,9 +22,11 @@ Vocabulary:
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -198,6 +200,25 @@ def where(frame: Any) -> str:
     return f"{f.f_code.co_filename.rsplit('/', 1)[-1]}:{f.f_lineno} in {f.f_code.co_name}"
 
 
+_STABLE_HASH_BASE = 1 << 40
+# Loggers that report any BaseException a worker thread dies of, and so would report
+# the Kill that ends a run's leftover threads (ThreadPoolExecutor's "Exception in worker").
+_LOGGERS_THAT_REPORT_KILLS = ("concurrent.futures",)
+
+
+@contextlib.contextmanager
+def _quiet_loggers(names: tuple[str, ...]) -> Iterator[None]:
+    loggers = [logging.getLogger(name) for name in names]
+    saved = [lg.disabled for lg in loggers]
+    for lg in loggers:
+        lg.disabled = True
+    try:
+        yield
+    finally:
+        for lg, was in zip(loggers, saved):
+            lg.disabled = was
+
+
 class Execution:
     """One controlled run of a program under a given chooser."""
 
@@ -245,8 +266,14 @@ class Execution:
         self._nondaemon_alive = 0
         self._driver: greenlet.greenlet | None = None
         self._labels: dict[str, int] = {}
+        self._hashes = 0
 
     # -- identity ---------------------------------------------------------
+
+    def stable_hash(self) -> int:
+        """A per-run, deterministic hash for a new object (see ``_shims.stable_hashes``)."""
+        self._hashes += 1
+        return _STABLE_HASH_BASE + self._hashes
 
     def label(self, kind: str) -> str:
         """A per-run, deterministic label for a new object (``Lock#2``)."""
@@ -342,6 +369,16 @@ class Execution:
     def _end(self) -> None:
         """End every thread still alive; nothing started by the run outlives it."""
         self.killing = True
+        with _quiet_loggers(_LOGGERS_THAT_REPORT_KILLS):
+            self._unwind()
+        self.current = None
+        self.finished = True
+        if self.line_granularity:
+            from coordkit._lines import uninstall
+
+            uninstall()
+
+    def _unwind(self) -> None:
         for task in self.tasks:
             glet = task.glet
             if glet is None or glet.dead:
@@ -355,12 +392,6 @@ class Execution:
             if glet and not glet.dead:
                 self.leaked.append(task.name)
             task.state = FINISHED
-        self.current = None
-        self.finished = True
-        if self.line_granularity:
-            from coordkit._lines import uninstall
-
-            uninstall()
 
     def drive(self) -> None:
         """Open-ended mode: run runnable threads until none can run, or a failure."""

@@ -353,6 +353,12 @@ class SimpleQueue:
 
     def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
         ex = self._ex
+        if ex.killing:
+            # The run is ending or over, and its threads with it: nobody will take this. Pools
+            # post wake-ups like this from weakref callbacks once they are collected,
+            # which may be after the run or during a later one.
+            self._items.append(item)
+            return
         _guard(ex, self)
         ex.point("put", self)
         self._items.append(item)
@@ -479,6 +485,39 @@ def install_thread_hooks() -> None:
     threading.Thread.start = _thread_start  # type: ignore[method-assign]
     threading.Thread.join = _thread_join  # type: ignore[method-assign]
     threading.Thread.is_alive = _thread_is_alive  # type: ignore[method-assign]
+    stable_hashes(threading.Thread)
+    import concurrent.futures._base
+
+    stable_hashes(concurrent.futures._base.Future)
+
+
+def stable_hashes(cls: type) -> None:
+    """Give instances of ``cls`` made inside a run a hash that is the same in every run.
+
+    Objects hash by address by default, and a set's iteration order follows the
+    hashes: ``ThreadPoolExecutor.shutdown`` joins the threads of a set, and
+    ``as_completed`` yields futures from sets.  With addresses, the same schedule
+    would run differently from one run to the next, and no trace could replay.
+    Installed once and for good: an object's hash must not change while it lives.
+    """
+    if cls.__dict__.get("_ck_stable_hash"):
+        return
+    original_init = cls.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
+        ex = current_execution()
+        if ex is not None:
+            self.__dict__["_ck_hash"] = ex.stable_hash()
+        original_init(self, *args, **kwargs)
+
+    def __hash__(self: Any) -> int:  # noqa: N807
+        h = self.__dict__.get("_ck_hash")
+        return object.__hash__(self) if h is None else h
+
+    __init__.__doc__ = original_init.__doc__
+    cls.__init__ = __init__  # type: ignore[misc]
+    cls.__hash__ = __hash__  # type: ignore[method-assign]
+    cls._ck_stable_hash = True  # type: ignore[attr-defined]
 
 
 # -- module patching -----------------------------------------------------------
@@ -643,9 +682,18 @@ class StdlibPatch:
         self._aliases = _Patch(_aliases_of_patched_names())
         self._aliases.__enter__()
         self._patch.__enter__()
+        self._unraisable = sys.unraisablehook
+        sys.unraisablehook = self._drop_kills
         return self
 
+    def _drop_kills(self, unraisable: Any) -> None:
+        # The Kill that ends a run's leftover threads can surface where Python cannot
+        # raise it (a weakref callback, a __del__): it is coordkit's, not the program's.
+        if not isinstance(unraisable.exc_value, Kill):
+            self._unraisable(unraisable)
+
     def __exit__(self, *exc: object) -> None:
+        sys.unraisablehook = self._unraisable
         self._patch.__exit__()
         if self._aliases is not None:
             self._aliases.__exit__()

@@ -213,17 +213,39 @@ def pool_race():
             f.result()
     assert total[0] == 3, f"lost update: {total[0]}"
 
+def pool_left_running():
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)
+    futures = [pool.submit(pow, 2, i) for i in range(4)]
+    pool.shutdown(wait=False)
+    assert sorted(f.result() for f in futures) == [1, 2, 4, 8]
+
 assert coordkit.explore(pool_sums, seed=1, max_schedules=200).failure is None
+for strategy in ("dfs", "pct", "random"):
+    result = coordkit.explore(pool_sums, strategy=strategy, seed=2, max_schedules=300)
+    assert result.failure is None, result.failure
+    assert coordkit.explore(pool_left_running, strategy=strategy, seed=2,
+                            max_schedules=200).failure is None
 found = coordkit.explore(pool_race, seed=1, max_schedules=500).failure
 assert found is not None and "lost update" in str(found.exception), found
+for _ in range(5):
+    try:
+        coordkit.replay(pool_race, found.trace)
+    except AssertionError as exc:
+        assert "lost update" in str(exc)
+    else:
+        raise AssertionError("the replay passed")
 print("ok", found.preemptions)
 """
 
 
 def test_thread_pool_executor_under_the_scheduler():
-    # SCHED-3, SCHED-4, SCHED-9: concurrent.futures, imported for the first time inside a
-    # run, works (its module-level lock is real), a race between pool workers is found,
-    # and the interpreter exits cleanly (no pool worker of a finished run is woken)
+    # SCHED-3, SCHED-4, SCHED-9, SCHED-16, TRACE-3: concurrent.futures, imported for the
+    # first time inside a run, works (its module-level lock is real); runs are
+    # deterministic (threads and futures hash the same in every run, so the pool's sets
+    # iterate alike: DFS never sees a diverging run, a trace replays every time); a race
+    # between workers is found; nothing is printed (no "Exception in worker" for the
+    # threads a run ends, no wake-up posted to a finished run's queue) and the
+    # interpreter exits cleanly
     import subprocess
 
     proc = subprocess.run([sys.executable, "-c", THREAD_POOL_PROGRAM], capture_output=True,
