@@ -84,13 +84,15 @@ class FoundFailure:
     strategy: str
     seed: int | None
     target: str = "fn"
+    invariant: str | None = None  # the invariant's name, when that is what failed
 
     @property
     def preemptions(self) -> int:
         return self.report.preemptions
 
     def replay_line(self) -> str:
-        return f"coordkit.replay({self.target}, {self.trace!r})"
+        invariant = "" if self.invariant is None else f", invariant={self.invariant}"
+        return f"coordkit.replay({self.target}, {self.trace!r}{invariant})"
 
     def __str__(self) -> str:
         kind = self.kind.replace("_", " ")
@@ -569,6 +571,8 @@ def _report(session: _Session, fn: Callable[[], Any], found: Execution, runs: in
         strategy=strategy,
         seed=seed,
         target=_target_name(fn),
+        invariant=(_target_name(session.options.invariant)
+                   if failure.kind == "invariant" and session.options.invariant else None),
     )
 
 
@@ -581,6 +585,7 @@ def _run_report(ex: Execution) -> RunReport:
             granularity="line" if ex.line_granularity else "sync",
             fail_on_thread_exception=ex.fail_on_thread_exception,
             max_steps=None if ex.max_steps == MAX_STEPS else ex.max_steps,
+            invariant=ex.failure is not None and ex.failure.kind == "invariant",
         ),
         failure=ex.failure,
         steps=ex.steps,
@@ -673,6 +678,11 @@ def replay(
                 f"granularity={recorded.granularity!r}; leave granularity out to use the trace's"
             )
         granularity = granularity or recorded.granularity
+        if recorded.invariant and invariant is None:
+            raise ValueError(
+                "the trace is of a run that failed on its invariant; pass the same "
+                "invariant= to replay it"
+            )
         if fail_on_thread_exception is None:
             fail_on_thread_exception = recorded.fail_on_thread_exception
         max_steps = max_steps or recorded.max_steps

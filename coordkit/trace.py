@@ -30,6 +30,7 @@ _PREFIX = "ck2"
 _V1 = "ck1"
 _LINE = 1  # flags: the run had line granularity
 _THREAD_ERRORS_PASS = 2  # flags: a thread's exception did not fail the run
+_INVARIANT = 4  # flags: the run failed on the invariant it was given
 
 
 def _varint(n: int, out: bytearray) -> None:
@@ -81,7 +82,8 @@ class Schedule:
 
     It also records the options that shape the run's choice points, so a replay
     needs nothing but the string: ``granularity``, ``fail_on_thread_exception``
-    and ``max_steps``.  A version-1 trace did not record the first two: they
+    and ``max_steps``; and ``invariant``, whether the run failed on an invariant
+    (which a replay must be given again).  A version-1 trace did not record the first two: they
     decode as ``None``.
     """
 
@@ -89,6 +91,7 @@ class Schedule:
     granularity: str | None = "sync"
     fail_on_thread_exception: bool | None = True
     max_steps: int | None = None  # None: the default budget
+    invariant: bool = False
 
     def __post_init__(self) -> None:
         for i, (n, c) in enumerate(self.choices):
@@ -108,8 +111,10 @@ class Schedule:
     def encode(self) -> str:
         """The trace string (``ck2_...``); options not recorded are written as the defaults."""
         out = bytearray()
-        flags = (_LINE if self.granularity == "line" else 0) | (
-            _THREAD_ERRORS_PASS if self.fail_on_thread_exception is False else 0
+        flags = (
+            (_LINE if self.granularity == "line" else 0)
+            | (_THREAD_ERRORS_PASS if self.fail_on_thread_exception is False else 0)
+            | (_INVARIANT if self.invariant else 0)
         )
         _varint(flags, out)
         _varint(self.max_steps or 0, out)
@@ -154,13 +159,14 @@ class Schedule:
             if len(values) < 2:
                 raise TraceFormatError("corrupt trace: the payload has no options header")
             flags, max_steps = values[:2]
-            if flags & ~(_LINE | _THREAD_ERRORS_PASS):
+            if flags & ~(_LINE | _THREAD_ERRORS_PASS | _INVARIANT):
                 raise TraceFormatError(f"corrupt trace: unknown option flags {flags:#x}")
             values = values[2:]
             options = {
                 "granularity": "line" if flags & _LINE else "sync",
                 "fail_on_thread_exception": not flags & _THREAD_ERRORS_PASS,
                 "max_steps": max_steps or None,
+                "invariant": bool(flags & _INVARIANT),
             }
         if len(values) % 3:
             raise TraceFormatError("corrupt trace: the payload is not a whole number of entries")
@@ -182,6 +188,8 @@ class Schedule:
                 options += ", fail_on_thread_exception=False"
             if self.max_steps:
                 options += f", max_steps={self.max_steps}"
+            if self.invariant:
+                options += "; failed on its invariant"
         return (f"{len(self.choices)} choice points, {self.preemptions} preemption(s) at most; "
                 f"{options}")
 

@@ -203,6 +203,7 @@ def test_trace_records_the_options_that_shape_the_run():
     # TRACE-1: granularity, fail_on_thread_exception and the step budget travel with the
     # trace, so the printed replay line needs nothing else; version-1 traces still decode
     for options in ({}, {"granularity": "line"}, {"fail_on_thread_exception": False},
+                    {"invariant": True},
                     {"granularity": "line", "fail_on_thread_exception": False, "max_steps": 500}):
         schedule = Schedule(((2, 1), (3, 0)), **options)
         assert Schedule.decode(schedule.encode()) == schedule
@@ -244,3 +245,41 @@ def test_replay_uses_the_traces_thread_exception_setting():
     assert result.failure.kind == "deadlock"
     with pytest.raises(coordkit.Deadlock):
         coordkit.replay(program, result.failure.trace)
+
+
+ACCOUNTS: dict[str, int] = {}
+
+
+def _transfer_midway() -> None:
+    import threading
+    import time
+
+    ACCOUNTS.update(a=100, b=100)
+
+    def transfer() -> None:
+        ACCOUNTS["a"] -= 10
+        time.sleep(0)  # a scheduling point with the money in neither account
+        ACCOUNTS["b"] += 10
+
+    t = threading.Thread(target=transfer)
+    t.start()
+    t.join()
+
+
+def _money_is_conserved() -> bool:
+    return not ACCOUNTS or sum(ACCOUNTS.values()) == 200
+
+
+def test_invariant_failure_replays_as_printed():
+    # TRACE-1, TRACE-3, TRACE-6: the replay line of an invariant failure names the
+    # invariant; the trace records that the run failed on one, so a replay without it says
+    # so rather than pass
+    result = coordkit.explore(_transfer_midway, seed=1, invariant=_money_is_conserved,
+                              max_schedules=20)
+    failure = result.failure
+    assert failure.kind == "invariant"
+    assert failure.replay_line().endswith(", invariant=_money_is_conserved)")
+    with pytest.raises(ValueError, match="failed on its invariant; pass the same invariant="):
+        coordkit.replay(_transfer_midway, failure.trace)
+    with pytest.raises(AssertionError, match="invariant violated"):
+        coordkit.replay(_transfer_midway, failure.trace, invariant=_money_is_conserved)
