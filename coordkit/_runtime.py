@@ -281,6 +281,15 @@ class Execution:
         self._labels[kind] = n
         return f"{kind}#{n}"
 
+    def live_thread_objects(self) -> list[threading.Thread]:
+        """The ``Thread`` objects of the run's threads that have not ended, main first."""
+        out = []
+        for task in self.tasks:
+            if task.state is not FINISHED:
+                out.append(task.thread if task.thread is not None
+                           else self.caller_thread or sync.real_current_thread())
+        return out
+
     def current_thread_object(self) -> threading.Thread:
         task = self.current
         assert task is not None

@@ -576,6 +576,24 @@ def _current_thread() -> threading.Thread:
 
 
 _real_get_ident = _thread.get_ident
+_real_enumerate = threading.enumerate
+_real_active_count = threading.active_count
+
+
+def _enumerate() -> list[threading.Thread]:
+    ex = current_execution()
+    if ex is None:
+        return _real_enumerate()
+    ex.point("enumerate", None)
+    return ex.live_thread_objects()
+
+
+def _active_count() -> int:
+    ex = current_execution()
+    if ex is None:
+        return _real_active_count()
+    ex.point("active_count", None)
+    return len(ex.live_thread_objects())
 
 
 def _get_ident() -> int:
@@ -600,6 +618,9 @@ _PATCHES: list[tuple[Any, str, Any]] = [
     (threading, "current_thread", _current_thread),
     (threading, "currentThread", _current_thread),
     (threading, "get_ident", _get_ident),
+    (threading, "enumerate", _enumerate),
+    (threading, "active_count", _active_count),
+    (threading, "activeCount", _active_count),
     (_queue, "SimpleQueue", _factory(_queue.SimpleQueue, "SimpleQueue")),
     (_queue, "time", _clocked(sync.real_monotonic, lambda c: c.monotonic())),
     (_time, "sleep", _sleep),

@@ -278,6 +278,31 @@ def test_a_timeout_of_zero_does_not_wait_for_other_threads():
     assert orders == {("main", "other"), ("other", "main")}
 
 
+def test_enumerate_and_active_count_see_the_runs_threads():
+    # SCHED-3: inside a run, threading.enumerate()/active_count() list the run's live
+    # threads (not coordkit's worker), so the "wait until I am the last thread" idiom works
+    def probe():
+        ev = threading.Event()
+        t = threading.Thread(target=ev.wait, name="w0")
+        t.start()
+        seen = (threading.active_count(), [x.name for x in threading.enumerate()])
+        ev.set()
+        t.join()
+        return seen, threading.active_count()
+
+    (count, names), after = run_once(probe)
+    assert (count, after) == (2, 1)
+    assert names[1:] == ["w0"] and names[0] == threading.current_thread().name
+
+    def wait_for_the_others():
+        for i in range(3):
+            threading.Thread(target=time.sleep, args=(i,)).start()
+        while threading.active_count() > 1:
+            time.sleep(0.1)
+
+    assert coordkit.explore(wait_for_the_others, seed=1, max_schedules=50).failure is None
+
+
 def test_timeouts_fire_last():
     # SCHED-9: the waiter's timeout can only fire once the worker is parked or done
     def program():
