@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -267,6 +268,7 @@ class Execution:
         self._driver: greenlet.greenlet | None = None
         self._labels: dict[str, int] = {}
         self._hashes = 0
+        self._outer_excepthook = threading.excepthook
 
     # -- identity ---------------------------------------------------------
 
@@ -324,6 +326,8 @@ class Execution:
             raise
         except BaseException as exc:  # a thread died: the program's failure, not ours
             self.thread_exceptions.append((task.name, exc))
+            if task.thread is not None and threading.excepthook is not self._outer_excepthook:
+                self._call_excepthook(task, exc)
             if self.failure is None and not self.killing and (
                 self.fail_on_thread_exception or task.tid == 0
             ):
@@ -346,11 +350,25 @@ class Execution:
             task.exit_waiters.clear()
         # Returning hands control back to the driver, which picks the next thread.
 
+    def _call_excepthook(self, task: Task, exc: BaseException) -> None:
+        """Hand a thread's exception to the ``threading.excepthook`` the program installed,
+        as a real thread does.  The hook in place when the run began belongs to the
+        caller (the default one prints, pytest's warns): calling it would repeat the
+        report once per schedule."""
+        args = threading.ExceptHookArgs((type(exc), exc, exc.__traceback__, task.thread))
+        try:
+            threading.excepthook(args)
+        except Kill:
+            raise
+        except BaseException as hook_exc:  # a failing hook: report it as real threads do
+            sys.__excepthook__(type(hook_exc), hook_exc, hook_exc.__traceback__)
+
     # -- the run ----------------------------------------------------------
 
     def run(self, fn: Callable[[], Any]) -> Execution:
         """Run ``fn`` as thread T0 until every non-daemon thread ends or a failure."""
         self._driver = _getcurrent()
+        self._outer_excepthook = threading.excepthook
         main = self.spawn(fn, "MainThread", daemon=False)
         try:
             nxt: Task | None = main

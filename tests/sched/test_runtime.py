@@ -303,6 +303,29 @@ def test_enumerate_and_active_count_see_the_runs_threads():
     assert coordkit.explore(wait_for_the_others, seed=1, max_schedules=50).failure is None
 
 
+def test_the_programs_own_excepthook_sees_thread_exceptions(recwarn):
+    # SCHED-10: a hook installed by the program is called, as on real threads; the caller's
+    # hook (pytest's here) is not, so an exploration does not warn once per schedule
+    def supervised():
+        seen = []
+        previous = threading.excepthook
+        threading.excepthook = lambda args: seen.append((args.exc_type, args.thread.name))
+        try:
+            t = threading.Thread(target=lambda: 1 / 0, name="worker")
+            t.start()
+            t.join()
+        finally:
+            threading.excepthook = previous
+        assert seen == [(ZeroDivisionError, "worker")], seen
+
+    result = coordkit.explore(supervised, seed=1, max_schedules=20, fail_on_thread_exception=False)
+    assert result.failure is None
+    failing = coordkit.explore(lambda: threading.Thread(target=lambda: 1 / 0).start(),
+                               seed=1, max_schedules=20)
+    assert failing.failure is not None and failing.failure.kind == "exception"
+    assert not [w for w in recwarn if "Exception in thread" in str(w.message)]
+
+
 def test_timeouts_fire_last():
     # SCHED-9: the waiter's timeout can only fire once the worker is parked or done
     def program():
