@@ -82,6 +82,8 @@ class Task:
     waitlist: list[Task] | None = None
     deadline: float | None = None
     timed_out: bool = False
+    # At a yield (sleep(0)) the thread steps aside: it is the last candidate, not the first.
+    yielding: bool = False
     exit_waiters: list[Task] = field(default_factory=list)
 
     @property
@@ -202,6 +204,8 @@ def where(frame: Any) -> str:
 
 
 _STABLE_HASH_BASE = 1 << 40
+# Choice points in a row that one thread may keep the others waiting before it yields.
+FAIRNESS_BOUND = 1000
 # Loggers that report any BaseException a worker thread dies of, and so would report
 # the Kill that ends a run's leftover threads (ThreadPoolExecutor's "Exception in worker").
 _LOGGERS_THAT_REPORT_KILLS = ("concurrent.futures",)
@@ -268,6 +272,7 @@ class Execution:
         self._driver: greenlet.greenlet | None = None
         self._labels: dict[str, int] = {}
         self._hashes = 0
+        self._streak = 0  # choice points in a row at which the current thread stayed
         self._outer_excepthook = threading.excepthook
 
     # -- identity ---------------------------------------------------------
@@ -458,11 +463,16 @@ class Execution:
         if self.record:
             self._record(task, kind, target)
         if self.steps > self.max_steps:
+            label = getattr(target, "_ck_label", None) or ("" if target is None else str(target))
             self.terminate(
                 Failure(
                     "step_limit",
                     f"the run took more than {self.max_steps} scheduling steps "
-                    "(a livelock, or raise max_steps)",
+                    "(a livelock, or raise max_steps); at the last one "
+                    f"{task.label} {task.name!r} was at {kind} {label} "
+                    f"in {where(sys._getframe(1))}"
+                    " (a thread that polls without ever blocking keeps a run going)",
+                    thread=task.name,
                 )
             )
         if self.invariant is not None:
@@ -520,7 +530,8 @@ class Execution:
             raise Kill()
 
     def _candidates(self, cur: Task | None) -> list[Task]:
-        """Runnable threads, current first, then round-robin by id after it."""
+        """Runnable threads, current first, then round-robin by id after it; a yielding
+        current thread goes last instead, so that stepping aside is the default."""
         tasks = self.tasks
         n = len(tasks)
         start = 0 if cur is None else cur.tid
@@ -529,6 +540,8 @@ class Execution:
             t = tasks[(start + i) % n]
             if t.state is RUNNABLE:
                 out.append(t)
+        if cur is not None and cur.yielding and len(out) > 1 and out[0] is cur:
+            out.append(out.pop(0))
         return out
 
     def _next(self, cur: Task | None) -> Task | None:
@@ -547,12 +560,23 @@ class Execution:
                 return None
         if len(cands) == 1:
             return cands[0]
+        forced = False
+        if cur is not None and cands[0] is cur:
+            self._streak += 1
+            if self._streak > FAIRNESS_BOUND:
+                # A thread that has kept the others waiting this long yields, as the
+                # interpreter's switch interval would make it (SCHED-19).
+                forced = cur.yielding = True
+                cands.append(cands.pop(0))
         try:
             idx = self.chooser.choose(self, cands)
         except Exception as exc:  # a replay that diverged, a non-deterministic program
             self.chooser_error = exc
             self._stop = True
             return None
+        finally:
+            if forced:
+                cur.yielding = False  # type: ignore[union-attr]
         if idx < 0:  # the scheduler abandons a run that can only repeat explored work
             self.pruned = True
             self._stop = True
@@ -562,7 +586,9 @@ class Execution:
         self.choices.append((len(cands), idx))
         chosen = cands[idx]
         if idx != 0 and cur is not None and cur.state is RUNNABLE:
-            self.preemptions += 1
+            self.preemptions += 1  # a choice other than the default (which a yield hands on)
+        if chosen is not cur:
+            self._streak = 0
         return chosen
 
     def _fire_earliest_deadline(self) -> bool:
@@ -645,13 +671,26 @@ class Execution:
         task.timed_out = timed_out
 
     def sleep(self, seconds: float) -> None:
-        """Sleep in virtual time: park until the clock has advanced by ``seconds``."""
+        """Sleep in virtual time: park until the clock has advanced by ``seconds``.
+
+        ``sleep(0)`` only yields; but when every other thread is parked, the time a
+        thread spends yielding in a loop is time in which the earliest deadline comes.
+        """
         seconds = float(seconds)
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
-        self.point("sleep", None)
+        if seconds == 0:
+            self.current.yielding = True  # type: ignore[union-attr]
+            try:
+                self.point("sleep", None)
+            finally:
+                self.current.yielding = False  # type: ignore[union-attr]
+        else:
+            self.point("sleep", None)
         if seconds > 0:
             self.block(None, f"sleep({seconds:g})", self.clock.now + seconds)
+        elif not any(t.state is RUNNABLE for t in self.tasks if t is not self.current):
+            self._fire_earliest_deadline()
 
     # -- line granularity ---------------------------------------------------
 

@@ -122,6 +122,9 @@ class PCTScheduler(Scheduler):
         drop = self._change_points.pop(execution.steps, None)
         if drop is not None and cur is not None:
             self._priority[cur.tid] = drop
+        if cur is not None and cur.yielding and len(candidates) > 1:
+            # A yield (sleep(0)) steps aside: below every other thread, until it changes.
+            self._priority[cur.tid] = min(self._prio(t.tid) for t in candidates) - 1.0
         best, best_p = 0, -1.0
         for i, t in enumerate(candidates):
             p = self._prio(t.tid)
@@ -292,7 +295,7 @@ class DFSScheduler(Scheduler):
             node = _Node(
                 tids=tids,
                 ops=tuple(t.op for t in candidates),
-                current_runnable=cur is candidates[0],
+                current_runnable=cur is not None and cur in candidates,
                 preemptions_before=self._preemptions,
                 sleep=self._child_sleep(),
             )
