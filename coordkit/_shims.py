@@ -16,6 +16,7 @@ and for good: for a thread never started under control they are the originals.
 from __future__ import annotations
 
 import _thread
+import _threading_local
 import collections
 import queue as _queue
 import sys
@@ -618,6 +619,9 @@ _PATCHES: list[tuple[Any, str, Any]] = [
     (threading, "current_thread", _current_thread),
     (threading, "currentThread", _current_thread),
     (threading, "get_ident", _get_ident),
+    # The C threading.local keys on the OS thread, which every controlled thread shares;
+    # the pure-Python one keys on current_thread(), which the run answers per thread.
+    (threading, "local", _threading_local.local),
     (threading, "enumerate", _enumerate),
     (threading, "active_count", _active_count),
     (threading, "activeCount", _active_count),

@@ -383,6 +383,27 @@ def test_a_real_livelock_still_ends_at_the_step_limit_and_says_where():
     assert "waits-for-" in failure.message and "test_runtime.py" in failure.message
 
 
+def test_a_thread_local_made_in_the_run_is_per_thread():
+    # SCHED-4: threading.local() inside a run keeps one value per controlled thread
+    def per_thread_connection():
+        local = threading.local()
+        seen = []
+
+        def worker(i):
+            local.conn = f"conn-{i}"
+            time.sleep(0.01)  # the other workers run here
+            seen.append(local.conn == f"conn-{i}")
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert all(seen), seen
+
+    assert coordkit.explore(per_thread_connection, seed=1, max_schedules=100).failure is None
+
+
 def test_timeouts_fire_last():
     # SCHED-9: the waiter's timeout can only fire once the worker is parked or done
     def program():
