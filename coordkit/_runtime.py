@@ -387,12 +387,22 @@ class Execution:
                 nxt = self._next(self.current)
         except _Terminate:
             pass
-        except WatchdogTimeout:
+        except WatchdogTimeout as exc:
             if self.failure is None:
+                task = self.current
+                user = [f for f in traceback.extract_tb(exc.__traceback__)
+                        if f.filename not in _INTERNALS]
+                at = f" at {user[-1].filename.rsplit('/', 1)[-1]}:{user[-1].lineno}" if user else ""
+                who = f" ({task.label} {task.name!r}{at})" if task is not None else ""
                 self.failure = Failure(
                     "timeout",
                     "the run exceeded its wall-clock budget: a thread computed for too long "
-                    "without reaching a scheduling point, or blocked outside the scheduler",
+                    f"without reaching a scheduling point{who}, or blocked outside the scheduler"
+                    + ("" if self.line_granularity else
+                       " (a loop with no synchronisation in it is never interrupted at the "
+                       "default granularity; granularity='line' can switch inside it)"),
+                    thread=task.name if task is not None else None,
+                    details="".join(traceback.format_list(user[-8:])),
                 )
         finally:
             self._end()

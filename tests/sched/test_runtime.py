@@ -404,6 +404,25 @@ def test_a_thread_local_made_in_the_run_is_per_thread():
     assert coordkit.explore(per_thread_connection, seed=1, max_schedules=100).failure is None
 
 
+def test_a_spin_without_scheduling_points_times_out_and_says_where():
+    # SCHED-12: the watchdog ends the run; the report names the thread and its line
+    def spin():
+        state = {"flag": False}
+        t = threading.Thread(target=lambda: state.update(flag=True))
+        t.start()
+        while not state["flag"]:  # no scheduling point in here
+            pass
+        t.join()
+
+    before = threading.active_count()
+    failure = coordkit.explore(spin, seed=1, max_schedules=3, run_timeout=0.5).failure
+    assert failure is not None and failure.kind == "timeout"
+    assert "T0 'MainThread' at test_runtime.py:" in failure.message
+    assert "granularity='line'" in failure.message
+    assert 'while not state["flag"]' in failure.details
+    assert threading.active_count() == before
+
+
 def test_timeouts_fire_last():
     # SCHED-9: the waiter's timeout can only fire once the worker is parked or done
     def program():
