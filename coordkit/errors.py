@@ -30,11 +30,24 @@ __all__ = [
 
 
 class OpError(Exception):
-    """Base class of the errors an operation on a queue or coordinator raises."""
+    """Base class of the errors an operation on a queue or coordinator raises.
 
-    def __init__(self, message: str = "") -> None:
+    Made as ``OutOfRangeError("message")``, or as TensorFlow's
+    ``OutOfRangeError(node_def, op, message)``, so ops ported from TensorFlow
+    can raise them unchanged (``node_def`` and ``op`` are kept as attributes).
+    """
+
+    def __init__(self, *args: object) -> None:
+        if len(args) > 1 and len(args) != 3:
+            raise TypeError(
+                f"{type(self).__name__} takes (message) or (node_def, op, message); got "
+                f"{len(args)} arguments"
+            )
+        node_def, op, message = args if len(args) == 3 else (None, None, *(args or ("",)))
         super().__init__(message)
         self.message = message
+        self.node_def = node_def
+        self.op = op
 
 
 class OutOfRangeError(OpError):

@@ -26,3 +26,16 @@ def test_errors_hierarchy():
     for cls in (coordkit.OutOfRangeError, coordkit.CancelledError, coordkit.InvalidArgumentError):
         assert issubclass(cls, coordkit.OpError)
     assert coordkit.OutOfRangeError("x").message == "x"
+
+
+def test_errors_take_tensorflows_arguments_too():
+    import pickle
+
+    import pytest
+
+    err = coordkit.OutOfRangeError(None, "op", "input exhausted")
+    assert (err.message, err.node_def, err.op, str(err)) == ("input exhausted", None, "op", "input exhausted")
+    assert coordkit.CancelledError().message == ""
+    assert pickle.loads(pickle.dumps(coordkit.OutOfRangeError("x"))).message == "x"
+    with pytest.raises(TypeError, match=r"takes \(message\) or \(node_def, op, message\); got 2"):
+        coordkit.OutOfRangeError("a", "b")
