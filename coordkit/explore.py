@@ -85,6 +85,7 @@ class FoundFailure:
     seed: int | None
     target: str = "fn"
     invariant: str | None = None  # the invariant's name, when that is what failed
+    thread: str | None = None  # the thread that raised, for an exception
 
     @property
     def preemptions(self) -> int:
@@ -103,7 +104,10 @@ class FoundFailure:
             + f"); shrunk from {self.original_preemptions} to {self.preemptions} preemption(s) "
             f"in {self.shrink_runs} runs."
         )
-        parts = [head, "", f"  {self.message}", "", self.report.table()]
+        parts = [head, "", f"  {self.message}"]
+        if self.kind == "exception" and self.thread is not None:
+            parts.append(f"  raised in thread {self.thread!r}")
+        parts += ["", self.report.table()]
         if self.details:
             parts += ["", self.details.rstrip()]
         parts += ["", "Replay it exactly (e.g. as a regression test):", f"    {self.replay_line()}"]
@@ -573,6 +577,7 @@ def _report(session: _Session, fn: Callable[[], Any], found: Execution, runs: in
         target=_target_name(fn),
         invariant=(_target_name(session.options.invariant)
                    if failure.kind == "invariant" and session.options.invariant else None),
+        thread=failure.thread,
     )
 
 

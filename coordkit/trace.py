@@ -217,7 +217,7 @@ def render_table(events: Sequence, thread_names: Sequence[str], *, failing_step:
             rows.append([" ", *cells])
             continue
         text = f"blocks on {ev.target}" if ev.kind == "block" else f"{ev.kind} {ev.target}".strip()
-        cells[ev.tid] = f"{text} @ {ev.where.split(' in ')[0]}"[:width]
+        cells[ev.tid] = _cell(text, ev.where.split(" in ")[0], width)
         mark = ">" if failing_step is not None and ev.step == failing_step else " "
         rows.append([f"{mark}{ev.step}", *cells])
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
@@ -227,3 +227,16 @@ def render_table(events: Sequence, thread_names: Sequence[str], *, failing_step:
         if k == 0:
             lines.append("-+-".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def _cell(text: str, where: str, width: int) -> str:
+    """``text @ file:line`` in at most ``width`` characters, shortening the text first:
+    the line is what a reader looks up."""
+    if len(text) + 3 + len(where) <= width:
+        return f"{text} @ {where}"
+    if width - 3 - len(where) < 12:  # too little room for the text: shorten the file name
+        where = ".." + where[-(width // 2 - 2):]
+    room = width - 3 - len(where)
+    if len(text) > room:
+        text = text[: room - 2] + ".."
+    return f"{text} @ {where}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -283,3 +284,26 @@ def test_invariant_failure_replays_as_printed():
         coordkit.replay(_transfer_midway, failure.trace)
     with pytest.raises(AssertionError, match="invariant violated"):
         coordkit.replay(_transfer_midway, failure.trace, invariant=_money_is_conserved)
+
+
+def test_table_cells_keep_the_line_and_the_report_names_the_raising_thread():
+    # TRACE-5: a long cell is shortened in its text, never in its file:line;
+    # TRACE-6: an exception's report says which thread raised it
+    def program_with_a_rather_long_name_for_its_threads():
+        import threading
+
+        def worker_that_fails_after_waiting():
+            threading.Event().wait(0.5)
+            raise KeyError("missing")
+
+        t = threading.Thread(target=worker_that_fails_after_waiting, name="a-worker-with-a-long-name")
+        t.start()
+        t.join()
+
+    failure = coordkit.explore(program_with_a_rather_long_name_for_its_threads, seed=1,
+                               max_schedules=5).failure
+    text = str(failure)
+    assert "  raised in thread 'a-worker-with-a-long-name'" in text
+    source = Path(__file__).read_text().splitlines()
+    wait_line = next(i for i, line in enumerate(source, 1) if "threading.Event().wait(0.5)" in line)
+    assert f"@ test_replay.py:{wait_line}\n" in failure.report.table() + "\n"
