@@ -237,7 +237,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     except TraceFormatError as exc:
         raise UsageError(f"bad trace: {exc}") from None
     options: dict[str, Any] = {}
-    if args.granularity is not None:  # else the trace's own (or the default, for a ck1 trace)
+    if args.granularity is not None:  # else the trace's own
         if recorded.get("granularity") not in (None, args.granularity):
             raise UsageError(
                 f"--granularity {args.granularity}, but the trace was recorded with granularity "
@@ -394,7 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("trace")
     replay.add_argument("--lenient", action="store_true", help="replay a trace on changed code")
     replay.add_argument("--granularity", default=None, choices=["sync", "line"],
-                        help="default: the trace's own (sync for a ck1 trace)")
+                        help="default: the trace's own")
     replay.set_defaults(run=cmd_replay)
 
     show = sub.add_parser("show", help="describe a trace; draw its run as a table or an HTML page")

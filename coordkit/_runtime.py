@@ -206,13 +206,15 @@ def where(frame: Any) -> str:
 _STABLE_HASH_BASE = 1 << 40
 # Choice points in a row that one thread may keep the others waiting before it yields.
 FAIRNESS_BOUND = 1000
+# sleep(0)s in a row, with every other thread parked, after which the clock moves on.
+IDLE_YIELDS_BEFORE_TIME_PASSES = 100
 # Loggers that report any BaseException a worker thread dies of, and so would report
 # the Kill that ends a run's leftover threads (ThreadPoolExecutor's "Exception in worker").
 _LOGGERS_THAT_REPORT_KILLS = ("concurrent.futures",)
 
 
 @contextlib.contextmanager
-def _quiet_loggers(names: tuple[str, ...]) -> Iterator[None]:
+def quiet_loggers(names: tuple[str, ...]) -> Iterator[None]:
     loggers = [logging.getLogger(name) for name in names]
     saved = [lg.disabled for lg in loggers]
     for lg in loggers:
@@ -273,6 +275,7 @@ class Execution:
         self._labels: dict[str, int] = {}
         self._hashes = 0
         self._streak = 0  # choice points in a row at which the current thread stayed
+        self._idle_yields = 0  # sleep(0)s in a row with no other thread able to run
         self._outer_excepthook = threading.excepthook
 
     # -- identity ---------------------------------------------------------
@@ -290,16 +293,14 @@ class Execution:
 
     def live_thread_objects(self) -> list[threading.Thread]:
         """The ``Thread`` objects of the run's threads that have not ended, main first."""
-        out = []
-        for task in self.tasks:
-            if task.state is not FINISHED:
-                out.append(task.thread if task.thread is not None
-                           else self.caller_thread or sync.real_current_thread())
-        return out
+        return [self._thread_object(t) for t in self.tasks if t.state is not FINISHED]
 
     def current_thread_object(self) -> threading.Thread:
-        task = self.current
-        assert task is not None
+        assert self.current is not None
+        return self._thread_object(self.current)
+
+    def _thread_object(self, task: Task) -> threading.Thread:
+        """The ``Thread`` a task runs as; the main task is the caller's own thread."""
         if task.thread is not None:
             return task.thread
         return self.caller_thread or sync.real_current_thread()
@@ -411,14 +412,19 @@ class Execution:
     def _end(self) -> None:
         """End every thread still alive; nothing started by the run outlives it."""
         self.killing = True
-        with _quiet_loggers(_LOGGERS_THAT_REPORT_KILLS):
-            self._unwind()
-        self.current = None
-        self.finished = True
-        if self.line_granularity:
-            from coordkit._lines import uninstall
+        try:
+            with quiet_loggers(_LOGGERS_THAT_REPORT_KILLS):
+                self._unwind()
+        finally:
+            self.current = None
+            self.finished = True
+            # The program may have installed a hook and not put the caller's back: the
+            # next run must start as this one did.
+            threading.excepthook = self._outer_excepthook
+            if self.line_granularity:
+                from coordkit._lines import uninstall
 
-            uninstall()
+                uninstall()
 
     def _unwind(self) -> None:
         for task in self.tasks:
@@ -598,7 +604,7 @@ class Execution:
         if idx != 0 and cur is not None and cur.state is RUNNABLE:
             self.preemptions += 1  # a choice other than the default (which a yield hands on)
         if chosen is not cur:
-            self._streak = 0
+            self._streak = self._idle_yields = 0
         return chosen
 
     def _fire_earliest_deadline(self) -> bool:
@@ -683,24 +689,30 @@ class Execution:
     def sleep(self, seconds: float) -> None:
         """Sleep in virtual time: park until the clock has advanced by ``seconds``.
 
-        ``sleep(0)`` only yields; but when every other thread is parked, the time a
-        thread spends yielding in a loop is time in which the earliest deadline comes.
+        ``sleep(0)`` only yields; but when every other thread is parked, a thread
+        that keeps yielding is a polling loop, and time passes while it polls.
         """
         seconds = float(seconds)
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
-        if seconds == 0:
-            self.current.yielding = True  # type: ignore[union-attr]
-            try:
-                self.point("sleep", None)
-            finally:
-                self.current.yielding = False  # type: ignore[union-attr]
-        else:
-            self.point("sleep", None)
         if seconds > 0:
+            self.point("sleep", None)
             self.block(None, f"sleep({seconds:g})", self.clock.now + seconds)
-        elif not any(t.state is RUNNABLE for t in self.tasks if t is not self.current):
-            self._fire_earliest_deadline()
+            return
+        task = self.current
+        assert task is not None
+        task.yielding = True
+        try:
+            self.point("sleep", None)
+        finally:
+            task.yielding = False
+        if not any(t.state is RUNNABLE for t in self.tasks if t is not task):
+            # Alone, yielding in a loop: after a while, let the earliest deadline come
+            # (a single sleep(0) takes no time; a polling loop does).
+            self._idle_yields += 1
+            if self._idle_yields >= IDLE_YIELDS_BEFORE_TIME_PASSES:
+                self._idle_yields = 0
+                self._fire_earliest_deadline()
 
     # -- line granularity ---------------------------------------------------
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import _thread
 import _threading_local
 import collections
+import functools
 import queue as _queue
 import sys
 import threading
@@ -505,6 +506,7 @@ def stable_hashes(cls: type) -> None:
         return
     original_init = cls.__init__
 
+    @functools.wraps(original_init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
         ex = current_execution()
         if ex is not None:
@@ -515,7 +517,6 @@ def stable_hashes(cls: type) -> None:
         h = self.__dict__.get("_ck_hash")
         return object.__hash__(self) if h is None else h
 
-    __init__.__doc__ = original_init.__doc__
     cls.__init__ = __init__  # type: ignore[misc]
     cls.__hash__ = __hash__  # type: ignore[method-assign]
     cls._ck_stable_hash = True  # type: ignore[attr-defined]
@@ -524,19 +525,18 @@ def stable_hashes(cls: type) -> None:
 # -- module patching -----------------------------------------------------------
 
 
-_CO_NEWLOCALS = 0x2  # set on function code; unset on module and class-body code
-
-
 def _importing() -> bool:
-    """True while module-level or class-body code is on the calling thread's stack.
+    """True while a module is being imported on the calling thread.
 
-    A controlled thread's stack ends at the runtime's entry point, so inside a run
-    this means a module is being imported (or a class defined): what it creates is
-    global state that outlives the run, like an object created before it.
+    A controlled thread's stack ends at the runtime's entry point, so this means a
+    module was first imported inside the run: what its import creates (a module's
+    global lock, a handler's lock) is global state that outlives the run, like an
+    object created before it.  Class bodies, ``exec`` and ``eval`` in the user's
+    own functions are not imports.
     """
     frame = sys._getframe(2)
     while frame is not None:
-        if not frame.f_code.co_flags & _CO_NEWLOCALS:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
             return True
         frame = frame.f_back
     return False
@@ -664,6 +664,11 @@ def _patched_sync_factories() -> _Patch:
 # types or internals that other stdlib code relies on (``_thread.LockType`` in
 # isinstance checks, ``_thread.allocate_lock`` for import locks).
 _NO_ALIAS_SCAN = frozenset({"threading", "_thread", "queue", "_queue", "time"})
+# The pure-Python threading.local (used inside runs) takes its RLock around every
+# attribute access; a controlled one would add two scheduling points to each.  No
+# switch happens inside that critical section unless a property of a local subclass
+# synchronises, so the real lock (re-entrant on the one OS thread) does.
+_KEEP_REAL = frozenset({("_threading_local", "RLock")})
 
 
 def _aliases_of_patched_names() -> list[tuple[Any, str, Any]]:
@@ -681,7 +686,8 @@ def _aliases_of_patched_names() -> list[tuple[Any, str, Any]]:
         except TypeError:
             continue
         for attr, value in list(namespace.items()):
-            if id(value) in replacements and callable(value) and not attr.startswith("__"):
+            if (id(value) in replacements and callable(value) and not attr.startswith("__")
+                    and (modname, attr) not in _KEEP_REAL):
                 patches.append((module, attr, replacements[id(value)]))
     return patches
 
@@ -737,9 +743,10 @@ def _forget_controlled_threads() -> None:
     pool = sys.modules.get("concurrent.futures.thread")
     registry = getattr(pool, "_threads_queues", None)
     if registry is not None:
-        for thread in list(registry):
-            if thread.__dict__.get("_ck_task") is not None:
-                registry.pop(thread, None)
+        with pool._global_shutdown_lock:  # type: ignore[union-attr]  # real threads add to it
+            for thread in list(registry):
+                if thread.__dict__.get("_ck_task") is not None:
+                    registry.pop(thread, None)
 
 
 def fresh_thread_names() -> Any:

@@ -119,10 +119,14 @@ class Coordinator:
         # Set by the first request_stop(); cleared only by clear_stop(). Waited
         # on by wait_for_stop() and by join()'s first phase.
         self._stop_event = sync.Event()
-        # Notified (under _lock) when a stop is requested and when the watcher
-        # thread of a join() sees all its threads end; join()'s first phase
-        # waits on it, so that phase needs no polling.
+        # Notified (under _lock) when a stop is requested and when a watcher
+        # thread sees a thread end; both phases of join() wait on it, so they
+        # need no polling.
         self._stop_or_ended = sync.Condition(self._lock)
+        # Threads a watcher thread is joining (or will join). Each thread is
+        # watched once, whatever the number of join() calls: two joins of one
+        # thread at once can fail inside CPython before 3.13.
+        self._watched: set[Any] = set()
         # The (type, value, traceback) triple join() re-raises, or None.
         self._exc_info: ExcInfo | None = None
         # True from the end of a join() until clear_stop().
@@ -307,16 +311,16 @@ class Coordinator:
         others = [t for t in snapshot if t is not me]
         includes_me = len(others) != len(snapshot)
 
-        # One watcher thread joins the live threads (never the caller) and then
-        # notifies; a stop request notifies too. Nothing else here joins a thread:
-        # two joins of one thread at once can fail inside CPython before 3.13
-        # ("release unlocked lock").
+        # Watcher threads join the live threads (never the caller) and notify as each
+        # one ends; a stop request notifies too. Nothing else joins a thread.
         live = [t for t in others if t.is_alive()]
-        ended = [not live]  # set by the watcher, under _lock
-        if live:
+        with self._lock:
+            unwatched = [t for t in live if t not in self._watched]
+            self._watched.update(unwatched)
+        if unwatched:
             sync.Thread(
                 target=self._watch,
-                args=(live, ended),
+                args=(unwatched,),
                 name="coordkit-join-watcher",
                 daemon=True,
             ).start()
@@ -324,11 +328,11 @@ class Coordinator:
         with self._lock:
             # Phase 1 (COORD-13): until every thread ended or a stop is requested. A
             # caller in the snapshot is alive, so then only a stop ends it (COORD-20).
-            while not self._stop_event.is_set() and (includes_me or not ended[0]):
+            while not self._stop_event.is_set() and (includes_me or self._watching(live)):
                 self._stop_or_ended.wait()
             # Phase 2 (COORD-14): the grace period, measured from here.
             deadline = None if grace is None else sync.monotonic() + grace
-            while not ended[0]:
+            while self._watching(live):
                 if deadline is None:
                     self._stop_or_ended.wait()
                     continue
@@ -350,15 +354,19 @@ class Coordinator:
                     raise RuntimeError(message)
                 logger.info(message)
 
-    def _watch(self, threads: list[Any], ended: list[bool]) -> None:
-        """The body of join()'s watcher thread: wait for ``threads``, then notify."""
-        try:
-            for t in threads:
+    def _watching(self, threads: list[Any]) -> bool:
+        """Whether a watcher is still waiting for one of ``threads`` (under _lock)."""
+        return any(t in self._watched for t in threads)
+
+    def _watch(self, threads: list[Any]) -> None:
+        """The body of a watcher thread: join ``threads`` in turn, notifying as each ends."""
+        for t in threads:
+            try:
                 t.join()
-        finally:
-            with self._lock:
-                ended[0] = True
-                self._stop_or_ended.notify_all()
+            finally:
+                with self._lock:
+                    self._watched.discard(t)
+                    self._stop_or_ended.notify_all()
 
     @staticmethod
     def _check_join_threads(threads: object) -> list[Any]:

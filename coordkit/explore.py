@@ -10,8 +10,8 @@ string that replays it.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import ctypes
-import logging
 import random
 import sys
 import threading
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coordkit import sync
-from coordkit._runtime import Chooser, Event, Execution, Failure, WatchdogTimeout
+from coordkit._runtime import Chooser, Event, Execution, Failure, WatchdogTimeout, quiet_loggers
 from coordkit._shims import StdlibPatch, fresh_thread_names, restore_thread_names
 from coordkit.errors import Deadlock, StepLimitExceeded, UncontrolledBlockingError
 from coordkit.schedulers import DFSScheduler, ReplayScheduler, Scheduler, make_scheduler
@@ -30,7 +30,6 @@ from coordkit.trace import Schedule, render_table
 __all__ = ["Choices", "ExploreResult", "FoundFailure", "RunReport", "explore", "replay", "run"]
 
 _GRANULARITIES = ("sync", "line")
-_LOG = logging.getLogger("coordkit")
 MAX_STEPS = 20_000  # the default step budget of a run
 
 
@@ -256,22 +255,18 @@ class _Session:
         self.current: Execution | None = None
         # An exploration runs the same code hundreds of times: coordkit's own log
         # records (a QueueRunner's "Exception in QueueRunner") would repeat as often.
-        self._quiet = quiet
-        self._was_disabled = False
+        self._quiet = quiet_loggers(("coordkit",)) if quiet else contextlib.nullcontext()
 
     def __enter__(self) -> _Session:
         self._patch.__enter__()
-        if self._quiet:
-            self._was_disabled = _LOG.disabled
-            _LOG.disabled = True
+        self._quiet.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._worker is not None:
             self._worker.close()
         self._patch.__exit__()
-        if self._quiet:
-            _LOG.disabled = self._was_disabled
+        self._quiet.__exit__(None, None, None)
 
     def call(self, job: Callable[[], Any], *, per_run: bool = False) -> Any:
         """Run ``job`` on the worker under the watchdog: the whole job is timed, or with
@@ -683,7 +678,7 @@ def replay(
                 f"granularity={recorded.granularity!r}; leave granularity out to use the trace's"
             )
         granularity = granularity or recorded.granularity
-        if recorded.invariant and invariant is None:
+        if recorded.invariant and invariant is None and strict:
             raise ValueError(
                 "the trace is of a run that failed on its invariant; pass the same "
                 "invariant= to replay it"

@@ -10,6 +10,7 @@ run at a time through ``begin``/``choose``/``end`` and says through
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -121,11 +122,11 @@ class PCTScheduler(Scheduler):
         cur = execution.current
         drop = self._change_points.pop(execution.steps, None)
         if drop is not None and cur is not None:
-            self._priority[cur.tid] = drop
+            self._priority[cur.tid] = min(drop, self._prio(cur.tid))  # a drop never raises
         if cur is not None and cur.yielding and len(candidates) > 1:
             # A yield (sleep(0)) steps aside: below every other thread, until it changes.
             self._priority[cur.tid] = min(self._prio(t.tid) for t in candidates) - 1.0
-        best, best_p = 0, -1.0
+        best, best_p = 0, -math.inf
         for i, t in enumerate(candidates):
             p = self._prio(t.tid)
             if p > best_p:

@@ -10,8 +10,9 @@ the payload is base32 (lowercase, no padding) of a varint stream (the run's
 options: a flags word and the step budget, then run-length coded
 ``(candidates, choice, repeat)`` triples), and the check is the CRC-32 of the
 payload in base32.  Only ``[a-z0-9_]`` appears, so a double-click selects the
-whole trace.  Version 1 (``ck1_``, the triples alone) is still read; it does
-not say which options the run used.
+whole trace.  Version 1 (``ck1_``) traces are refused with a clear error: they
+come from a scheduler that ordered its choices differently, so the same string
+would name a different schedule.
 """
 
 from __future__ import annotations
@@ -143,10 +144,15 @@ class Schedule:
                 f"not a coordkit trace: {text[:40]!r} (expected '{_PREFIX}_<payload>_<check>')"
             )
         version, body, check = parts
-        if version not in (_PREFIX, _V1):
+        if version == _V1:
             raise TraceFormatError(
-                f"unknown trace format version {version!r}; this coordkit reads {_PREFIX!r} "
-                f"and {_V1!r}"
+                f"{_V1!r} traces come from an earlier coordkit, whose choice points were "
+                "ordered differently (before yields, fairness and store points): this one "
+                f"would replay another schedule. Explore again to get a {_PREFIX!r} trace"
+            )
+        if version != _PREFIX:
+            raise TraceFormatError(
+                f"unknown trace format version {version!r}; this coordkit reads {_PREFIX!r}"
             )
         payload = _unb32(body)
         if _check(payload) != check:
@@ -181,7 +187,7 @@ class Schedule:
     def describe(self) -> str:
         """One line: the format, the choice points and the recorded options."""
         if self.granularity is None:
-            options = "options not recorded (format ck1)"
+            options = "options not recorded"
         else:
             options = f"granularity={self.granularity!r}"
             if self.fail_on_thread_exception is False:

@@ -175,11 +175,17 @@ def test_objects_made_by_an_import_inside_the_run_are_real():
 
     def program():
         module = importlib.import_module("tests.sched.made_at_import")
-        local = threading.Lock()
-        return module, type(local).__module__
 
-    module, local_kind = run_once(program)
-    assert local_kind.startswith("coordkit")  # made by the run's own code: controlled
+        class Holder:  # a class body in the run's own code is not an import
+            lock = threading.Lock()
+
+        made_by_exec: dict = {}
+        exec("lock = threading.Lock()", {"threading": threading}, made_by_exec)
+        return module, [type(x).__module__ for x in (threading.Lock(), Holder.lock,
+                                                     made_by_exec["lock"])]
+
+    module, kinds = run_once(program)
+    assert all(k.startswith("coordkit") for k in kinds), kinds  # the run's own: controlled
     for obj in (module.LOCK, module.READY, module.JOBS.mutex, module.Registry.lock):
         assert not type(obj).__module__.startswith("coordkit"), obj
     with module.LOCK, module.Registry.lock:  # usable after the run
@@ -361,6 +367,24 @@ def test_polling_loops_are_not_livelocks(program, strategy):
     # sleep(0) with every other thread parked lets the clock reach the next deadline
     result = coordkit.explore(program, strategy=strategy, seed=1, max_schedules=100)
     assert result.failure is None, result.failure
+
+
+def test_one_yield_does_not_let_a_long_timeout_pass():
+    # SCHED-19: only a polling loop of yields moves the clock, never a single sleep(0)
+    def program():
+        q = queue.Queue()
+
+        def producer():
+            time.sleep(0)
+            q.put(1)
+
+        t = threading.Thread(target=producer)
+        t.start()
+        assert q.get(timeout=5) == 1
+        t.join()
+
+    result = coordkit.explore(program, strategy="dfs", max_preemptions=None, max_schedules=1000)
+    assert result.failure is None and result.exhausted
 
 
 def test_a_real_livelock_still_ends_at_the_step_limit_and_says_where():

@@ -667,6 +667,22 @@ def test_join_never_joins_one_thread_twice_at_once():
     assert result.failure is None, result.failure
     assert len(spies) > 20 and max(spy.most for spy in spies) == 1
 
+    def joins_again_and_again() -> None:
+        coord = Coordinator()
+        spy = JoinSpy()
+        spies.append(spy)
+        coord.request_stop()
+        for _ in range(3):  # a stuck thread: each join gives up at once
+            with pytest.raises(RuntimeError, match="still running: spy"):
+                coord.join([spy], stop_grace_period_secs=0)
+        spy.done.set()
+        coord.join([spy], stop_grace_period_secs=5)
+
+    spies.clear()
+    result = explore(joins_again_and_again, strategy="dfs", max_preemptions=2, max_schedules=3000)
+    assert result.failure is None, result.failure
+    assert spies and max(spy.most for spy in spies) == 1  # one watcher, not one per join
+
 
 def test_grace_phase_returns_when_the_last_thread_ends():
     """COORD-14, DEV-COORD-3."""
