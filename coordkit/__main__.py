@@ -196,20 +196,8 @@ def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cli_replay_command(args: argparse.Namespace, trace: str) -> str:
-    """The ``coordkit replay`` command for a trace found with these options."""
-    command = f"coordkit replay {args.target} {trace}"
-    if args.granularity != "sync" and _recorded(trace).get("granularity") is None:
-        command += f" --granularity {args.granularity}"  # a trace that does not record it
-    return command
-
-
-def _recorded(trace: str) -> dict[str, Any]:
-    """The run options a trace string records (none for a version-1 trace)."""
-    from coordkit.trace import Schedule
-
-    schedule = Schedule.decode(trace)
-    names = ("granularity", "fail_on_thread_exception", "max_steps")
-    return {name: getattr(schedule, name) for name in names if getattr(schedule, name, None) is not None}
+    """The ``coordkit replay`` command for a trace (it records its run options)."""
+    return f"coordkit replay {args.target} {trace}"
 
 
 def _add_cli_replay(text: str, command: str, trace: str) -> str:
@@ -231,22 +219,20 @@ def _add_cli_replay(text: str, command: str, trace: str) -> str:
 def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     import coordkit
     from coordkit.errors import TraceDivergedError, TraceFormatError
+    from coordkit.trace import Schedule
 
     try:
-        recorded = _recorded(args.trace)
+        recorded = Schedule.decode(args.trace)
     except TraceFormatError as exc:
         raise UsageError(f"bad trace: {exc}") from None
-    options: dict[str, Any] = {}
-    if args.granularity is not None:  # else the trace's own
-        if recorded.get("granularity") not in (None, args.granularity):
-            raise UsageError(
-                f"--granularity {args.granularity}, but the trace was recorded with granularity "
-                f"{recorded['granularity']}; leave --granularity out to use the trace's"
-            )
-        options["granularity"] = args.granularity
+    if args.granularity not in (None, recorded.granularity):  # None: the trace's own
+        raise UsageError(
+            f"--granularity {args.granularity}, but the trace was recorded with granularity "
+            f"{recorded.granularity}; leave --granularity out to use the trace's"
+        )
     fn = load_target(args.target)
     try:
-        report = coordkit.replay(fn, args.trace, strict=not args.lenient, **options)
+        report = coordkit.replay(fn, args.trace, strict=not args.lenient)
     except TraceDivergedError as exc:
         out.write(f"TraceDivergedError: {_cli_wording(str(exc))}\n")
         return EXIT_FAILURE
@@ -310,12 +296,11 @@ def _load_report(trace: str, target: str | None) -> dict[str, Any]:
 
 def _replay_for_events(fn: Callable[[], Any], schedule: Any) -> Any:
     """Replay a schedule and keep its recorded events, failing or not."""
-    from coordkit.explore import _options, _run_report, _Session
+    from coordkit.explore import MAX_STEPS, _options, _run_report, _Session
     from coordkit.schedulers import ReplayScheduler
 
-    options = _options(fn, getattr(schedule, "max_steps", None) or 20_000, 10.0,
-                       getattr(schedule, "granularity", None) or "sync", None,
-                       getattr(schedule, "fail_on_thread_exception", None) is not False)
+    options = _options(fn, schedule.max_steps or MAX_STEPS, 10.0, schedule.granularity, None,
+                       schedule.fail_on_thread_exception)
     scheduler = ReplayScheduler(schedule.choices, strict=True)
     with _Session(options) as session:
         scheduler.begin(0)
@@ -338,14 +323,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
     except TraceFormatError as exc:
         raise UsageError(f"bad trace: {exc}") from None
     version = args.trace.strip().partition("_")[0]
-    recorded = _recorded(args.trace)
-    options = ", ".join(f"{name}={value!r}" for name, value in recorded.items())
-    out.write(
-        f"trace format {version}: {len(schedule.choices)} choice points, "
-        f"{schedule.preemptions} non-zero choice(s); "
-        + (f"recorded with {options}" if options else "run options not recorded")
-        + "\n"
-    )
+    out.write(f"trace format {version}: {schedule.describe()}\n")
     if args.html is None and args.target is None:
         for i, (n, c) in enumerate(schedule.choices):
             if c:

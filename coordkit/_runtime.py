@@ -196,6 +196,11 @@ def _user_stack(frame: Any) -> str:
     return "".join(traceback.format_list(entries))
 
 
+def _label_of(target: Any) -> str:
+    """How a step names what it acts on: a controlled object's label (``Lock#2``)."""
+    return getattr(target, "_ck_label", None) or ("" if target is None else str(target))
+
+
 def where(frame: Any) -> str:
     f = _user_frame(frame)
     if f is None:
@@ -479,13 +484,12 @@ class Execution:
         if self.record:
             self._record(task, kind, target)
         if self.steps > self.max_steps:
-            label = getattr(target, "_ck_label", None) or ("" if target is None else str(target))
             self.terminate(
                 Failure(
                     "step_limit",
                     f"the run took more than {self.max_steps} scheduling steps "
                     "(a livelock, or raise max_steps); at the last one "
-                    f"{task.label} {task.name!r} was at {kind} {label} "
+                    f"{task.label} {task.name!r} was at {kind} {_label_of(target)} "
                     f"in {where(sys._getframe(1))}"
                     " (a thread that polls without ever blocking keeps a run going)",
                     thread=task.name,
@@ -528,9 +532,9 @@ class Execution:
         )
 
     def _record(self, task: Task, kind: str, target: Any) -> None:
-        label = getattr(target, "_ck_label", None) or ("" if target is None else str(target))
         self.events.append(
-            Event(self.steps, task.tid, kind, label, where(sys._getframe(1)), self.clock.now)
+            Event(self.steps, task.tid, kind, _label_of(target), where(sys._getframe(1)),
+                  self.clock.now)
         )
 
     def _switch(self, task: Task, nxt: Task | None) -> None:

@@ -672,17 +672,17 @@ def replay(
     """
     recorded = Schedule.decode(trace) if isinstance(trace, str) else trace
     if isinstance(recorded, Schedule):
-        if granularity is not None and recorded.granularity not in (None, granularity):
+        if granularity is not None and granularity != recorded.granularity:
             raise ValueError(
                 f"granularity={granularity!r}, but the trace was recorded with "
                 f"granularity={recorded.granularity!r}; leave granularity out to use the trace's"
             )
-        granularity = granularity or recorded.granularity
         if recorded.invariant and invariant is None and strict:
             raise ValueError(
                 "the trace is of a run that failed on its invariant; pass the same "
                 "invariant= to replay it"
             )
+        granularity = recorded.granularity
         if fail_on_thread_exception is None:
             fail_on_thread_exception = recorded.fail_on_thread_exception
         max_steps = max_steps or recorded.max_steps

@@ -84,13 +84,12 @@ class Schedule:
     It also records the options that shape the run's choice points, so a replay
     needs nothing but the string: ``granularity``, ``fail_on_thread_exception``
     and ``max_steps``; and ``invariant``, whether the run failed on an invariant
-    (which a replay must be given again).  A version-1 trace did not record the first two: they
-    decode as ``None``.
+    (which a replay must be given again).
     """
 
     choices: tuple[tuple[int, int], ...] = ()
-    granularity: str | None = "sync"
-    fail_on_thread_exception: bool | None = True
+    granularity: str = "sync"
+    fail_on_thread_exception: bool = True
     max_steps: int | None = None  # None: the default budget
     invariant: bool = False
 
@@ -101,7 +100,7 @@ class Schedule:
                     f"choice {i} is {c} of {n} candidates: a choice point has at least "
                     "2 candidates and the choice is an index below that number"
                 )
-        if self.granularity not in (None, "sync", "line"):
+        if self.granularity not in ("sync", "line"):
             raise ValueError(f"granularity must be 'sync' or 'line', got {self.granularity!r}")
 
     @property
@@ -110,7 +109,7 @@ class Schedule:
         return sum(1 for _, c in self.choices if c)
 
     def encode(self) -> str:
-        """The trace string (``ck2_...``); options not recorded are written as the defaults."""
+        """The trace string (``ck2_...``)."""
         out = bytearray()
         flags = (
             (_LINE if self.granularity == "line" else 0)
@@ -160,20 +159,11 @@ class Schedule:
                 "corrupt trace: the check does not match the payload (was it truncated or edited?)"
             )
         values = _read_varints(payload)
-        options: dict = {"granularity": None, "fail_on_thread_exception": None}
-        if version == _PREFIX:
-            if len(values) < 2:
-                raise TraceFormatError("corrupt trace: the payload has no options header")
-            flags, max_steps = values[:2]
-            if flags & ~(_LINE | _THREAD_ERRORS_PASS | _INVARIANT):
-                raise TraceFormatError(f"corrupt trace: unknown option flags {flags:#x}")
-            values = values[2:]
-            options = {
-                "granularity": "line" if flags & _LINE else "sync",
-                "fail_on_thread_exception": not flags & _THREAD_ERRORS_PASS,
-                "max_steps": max_steps or None,
-                "invariant": bool(flags & _INVARIANT),
-            }
+        if len(values) < 2:
+            raise TraceFormatError("corrupt trace: the payload has no options header")
+        (flags, max_steps), values = values[:2], values[2:]
+        if flags & ~(_LINE | _THREAD_ERRORS_PASS | _INVARIANT):
+            raise TraceFormatError(f"corrupt trace: unknown option flags {flags:#x}")
         if len(values) % 3:
             raise TraceFormatError("corrupt trace: the payload is not a whole number of entries")
         choices: list[tuple[int, int]] = []
@@ -182,20 +172,23 @@ class Schedule:
             if repeat < 1:
                 raise TraceFormatError("corrupt trace: an entry repeats zero times")
             choices.extend([(n, c)] * repeat)
-        return cls(tuple(choices), **options)
+        return cls(
+            tuple(choices),
+            granularity="line" if flags & _LINE else "sync",
+            fail_on_thread_exception=not flags & _THREAD_ERRORS_PASS,
+            max_steps=max_steps or None,
+            invariant=bool(flags & _INVARIANT),
+        )
 
     def describe(self) -> str:
-        """One line: the format, the choice points and the recorded options."""
-        if self.granularity is None:
-            options = "options not recorded"
-        else:
-            options = f"granularity={self.granularity!r}"
-            if self.fail_on_thread_exception is False:
-                options += ", fail_on_thread_exception=False"
-            if self.max_steps:
-                options += f", max_steps={self.max_steps}"
-            if self.invariant:
-                options += "; failed on its invariant"
+        """One line: the choice points and the recorded options."""
+        options = f"granularity={self.granularity!r}"
+        if not self.fail_on_thread_exception:
+            options += ", fail_on_thread_exception=False"
+        if self.max_steps:
+            options += f", max_steps={self.max_steps}"
+        if self.invariant:
+            options += "; failed on its invariant"
         return (f"{len(self.choices)} choice points, {self.preemptions} preemption(s) at most; "
                 f"{options}")
 
