@@ -3,66 +3,76 @@
 Reference implementations of TensorFlow 1.x's Coordinator, queues and
 QueueRunner; Hypothesis stateful models of their rules; and a controlled
 scheduler that explores, shrinks and replays thread interleavings.
+
+The package has two halves: the exploration engine (``coordkit.engine``) and the
+reference primitives (``coordkit.queues``, ``coordkit.coordinator``, ...), which
+reach the engine only through the seam ``coordkit.sync``.  Every public name is
+importable from here; each is loaded on first use, so ``import coordkit`` (and
+pytest, whose plugin lives in this package) pays for nothing it does not use.
 """
 
 from __future__ import annotations
 
-from coordkit.coordinator import Coordinator, LooperThread
-from coordkit.errors import (
-    AbortedError,
-    CancelledError,
-    DataLossError,
-    DeadlineExceededError,
-    Deadlock,
-    InvalidArgumentError,
-    OpError,
-    OutOfRangeError,
-    ScheduleError,
-    StepLimitExceeded,
-    TraceDivergedError,
-    TraceFormatError,
-    UncontrolledBlockingError,
-    UnimplementedError,
-)
-from coordkit.explore import (
-    Choices,
-    ExploreResult,
-    FoundFailure,
-    RunReport,
-    explore,
-    replay,
-    run,
-)
-from coordkit.harness import Harness, Operation
-from coordkit.interleavings import InterleavingFailure, interleavings
-from coordkit.pipeline import MonitoredRun, batch, input_producer, limit_epochs, shuffle_batch
-from coordkit.queue_runner import (
-    QueueRunner,
-    QueueRunnerRegistry,
-    add_queue_runner,
-    get_queue_runner_registry,
-    queue_runner_scope,
-    start_queue_runners,
-)
-from coordkit.queues import (
-    FIFOQueue,
-    PaddingFIFOQueue,
-    PriorityQueue,
-    QueueBase,
-    QueueStatistics,
-    RandomShuffleQueue,
-)
-from coordkit.schedulers import (
-    DFSScheduler,
-    PCTScheduler,
-    RandomScheduler,
-    ReplayScheduler,
-    Scheduler,
-)
-from coordkit.signals import stop_on_signals
-from coordkit.trace import Schedule
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# Public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "Coordinator": "coordkit.coordinator",
+    "LooperThread": "coordkit.coordinator",
+    "AbortedError": "coordkit.errors",
+    "CancelledError": "coordkit.errors",
+    "DataLossError": "coordkit.errors",
+    "DeadlineExceededError": "coordkit.errors",
+    "Deadlock": "coordkit.errors",
+    "InvalidArgumentError": "coordkit.errors",
+    "OpError": "coordkit.errors",
+    "OutOfRangeError": "coordkit.errors",
+    "ScheduleError": "coordkit.errors",
+    "StepLimitExceeded": "coordkit.errors",
+    "TraceDivergedError": "coordkit.errors",
+    "TraceFormatError": "coordkit.errors",
+    "UncontrolledBlockingError": "coordkit.errors",
+    "UnimplementedError": "coordkit.errors",
+    "Choices": "coordkit.engine.trace",
+    "Schedule": "coordkit.engine.trace",
+    "ExploreResult": "coordkit.engine.report",
+    "FoundFailure": "coordkit.engine.report",
+    "RunReport": "coordkit.engine.report",
+    "explore": "coordkit.engine.search",
+    "replay": "coordkit.engine.replay",
+    "run": "coordkit.engine.replay",
+    "Harness": "coordkit.engine.harness",
+    "Operation": "coordkit.engine.harness",
+    "InterleavingFailure": "coordkit.testing",
+    "interleavings": "coordkit.testing",
+    "MonitoredRun": "coordkit.pipeline",
+    "batch": "coordkit.pipeline",
+    "input_producer": "coordkit.pipeline",
+    "limit_epochs": "coordkit.pipeline",
+    "shuffle_batch": "coordkit.pipeline",
+    "QueueRunner": "coordkit.queue_runner",
+    "QueueRunnerRegistry": "coordkit.queue_runner",
+    "add_queue_runner": "coordkit.queue_runner",
+    "get_queue_runner_registry": "coordkit.queue_runner",
+    "queue_runner_scope": "coordkit.queue_runner",
+    "start_queue_runners": "coordkit.queue_runner",
+    "FIFOQueue": "coordkit.queues",
+    "PaddingFIFOQueue": "coordkit.queues",
+    "PriorityQueue": "coordkit.queues",
+    "QueueBase": "coordkit.queues",
+    "QueueStatistics": "coordkit.queues",
+    "RandomShuffleQueue": "coordkit.queues",
+    "DFSScheduler": "coordkit.engine.schedulers",
+    "PCTScheduler": "coordkit.engine.schedulers",
+    "RandomScheduler": "coordkit.engine.schedulers",
+    "ReplayScheduler": "coordkit.engine.schedulers",
+    "Scheduler": "coordkit.engine.schedulers",
+    "stop_on_signals": "coordkit.signals",
+    "schedules": "coordkit.strategies",
+}
 
 __all__ = [
     "AbortedError",
@@ -120,10 +130,66 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    # Hypothesis is imported only by those who ask for its strategies.
-    if name == "schedules":
-        from coordkit.strategies import schedules
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'coordkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
 
-        return schedules
-    raise AttributeError(f"module 'coordkit' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:
+    from coordkit.coordinator import Coordinator, LooperThread
+    from coordkit.engine.harness import Harness, Operation
+    from coordkit.engine.replay import replay, run
+    from coordkit.engine.report import ExploreResult, FoundFailure, RunReport
+    from coordkit.engine.schedulers import (
+        DFSScheduler,
+        PCTScheduler,
+        RandomScheduler,
+        ReplayScheduler,
+        Scheduler,
+    )
+    from coordkit.engine.search import explore
+    from coordkit.engine.trace import Choices, Schedule
+    from coordkit.errors import (
+        AbortedError,
+        CancelledError,
+        DataLossError,
+        DeadlineExceededError,
+        Deadlock,
+        InvalidArgumentError,
+        OpError,
+        OutOfRangeError,
+        ScheduleError,
+        StepLimitExceeded,
+        TraceDivergedError,
+        TraceFormatError,
+        UncontrolledBlockingError,
+        UnimplementedError,
+    )
+    from coordkit.pipeline import MonitoredRun, batch, input_producer, limit_epochs, shuffle_batch
+    from coordkit.queue_runner import (
+        QueueRunner,
+        QueueRunnerRegistry,
+        add_queue_runner,
+        get_queue_runner_registry,
+        queue_runner_scope,
+        start_queue_runners,
+    )
+    from coordkit.queues import (
+        FIFOQueue,
+        PaddingFIFOQueue,
+        PriorityQueue,
+        QueueBase,
+        QueueStatistics,
+        RandomShuffleQueue,
+    )
+    from coordkit.signals import stop_on_signals
+    from coordkit.strategies import schedules
+    from coordkit.testing import InterleavingFailure, interleavings

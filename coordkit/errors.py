@@ -6,12 +6,19 @@ Two families live here:
   reference queues, coordinator and runner raise them with TensorFlow's wording.
 * ``ScheduleError`` and its subclasses report what the controlled scheduler found
   or could not do (a deadlock, an exhausted step budget, a replay that no longer
-  matches the program).
+  matches the program); ``FailureKind`` names what made a controlled run fail.
+
+The engine's control-flow signals (the ``BaseException`` that ends a run's leftover
+threads, the watchdog's interrupt) are not errors: no caller ever sees them, and
+they live with the runtime that throws and catches them.
 """
 
 from __future__ import annotations
 
+import enum
+
 __all__ = [
+    "FailureKind",
     "AbortedError",
     "CancelledError",
     "DataLossError",
@@ -26,6 +33,7 @@ __all__ = [
     "TraceFormatError",
     "UnimplementedError",
     "UncontrolledBlockingError",
+    "UncontrolledUseError",
 ]
 
 
@@ -100,3 +108,23 @@ class TraceFormatError(ScheduleError, ValueError):
 
 class TraceDivergedError(ScheduleError):
     """A replayed trace no longer matches the program at a given step."""
+
+
+class UncontrolledUseError(ScheduleError, RuntimeError):
+    """A synchronisation object made inside a controlled run was used outside it."""
+
+
+class FailureKind(str, enum.Enum):
+    """What made a controlled run fail.
+
+    A ``str`` enum: ``failure.kind == "deadlock"`` holds, and it prints as its value.
+    """
+
+    EXCEPTION = "exception"  # a thread (or the main function) raised
+    DEADLOCK = "deadlock"  # every live thread blocked, no timed wait can fire
+    STEP_LIMIT = "step_limit"  # the step budget ran out (a livelock, or too small a budget)
+    INVARIANT = "invariant"  # the invariant returned a false value or raised
+    TIMEOUT = "timeout"  # the wall-clock watchdog fired: a thread escaped the scheduler
+
+    def __str__(self) -> str:
+        return self.value

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from coordkit.interleavings import _defaults, _explore_or_fail, _set_current_test
+from coordkit.testing import _defaults, _explore_or_fail, _set_current_test
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from coordkit.explore import Choices
+from coordkit.engine.trace import Choices
 
 __all__ = ["context_switches", "schedules"]
 

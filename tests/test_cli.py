@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from coordkit.__main__ import main
+from coordkit.cli import main
 from tests.sched.programs import needs_line_granularity
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +56,7 @@ def test_explore_passes_with_exit_0():
 def test_replay_of_a_passing_schedule():
     code, out = run("replay", TARGET_OK, "ck1_ab_" + "x")
     assert code == 2  # corrupt
-    from coordkit.trace import Schedule
+    from coordkit.engine.trace import Schedule
 
     code, out = run("replay", TARGET_OK, "--lenient", Schedule().encode())
     assert code == 0 and "replay passed" in out
@@ -109,7 +109,7 @@ def test_show_draws_a_saved_run_as_swim_lanes(tmp_path, monkeypatch):
 
 
 def Schedule_empty() -> str:  # noqa: N802
-    from coordkit.trace import Schedule
+    from coordkit.engine.trace import Schedule
 
     return Schedule(((2, 1),)).encode()
 
@@ -225,7 +225,7 @@ def test_show_target_notices_a_program_that_ends_before_the_trace(tmp_path, monk
 
 
 def test_the_command_line_replay_goes_under_the_python_one_whatever_its_arguments():
-    from coordkit.__main__ import _add_cli_replay
+    from coordkit.cli import _add_cli_replay
 
     report = "found\n\nReplay it exactly:\n    coordkit.replay(f, 'ck1_x', granularity='line')\n"
     assert _add_cli_replay(report, "coordkit replay m:f ck1_x", "ck1_x").split("\n")[3:5] == [

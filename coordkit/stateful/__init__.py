@@ -22,7 +22,7 @@ A failing example prints as a program that runs after
 
 from __future__ import annotations
 
-from coordkit.explore import Choices
+from coordkit.engine.trace import Choices
 from coordkit.stateful._machine import Advance, ModelMachine, StepFailure
 from coordkit.stateful.coordinator import (
     ClearStop,

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine
 from hypothesis.strategies import SearchStrategy
 
-from coordkit.explore import Choices
-from coordkit.harness import Harness, Operation
+from coordkit.engine.harness import Harness, Operation
+from coordkit.engine.trace import Choices
 from coordkit.stateful.models import Err, Ok, Outcome
 from coordkit.strategies import schedules
 

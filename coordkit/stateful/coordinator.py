@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, rule
 
 from coordkit.coordinator import Coordinator
+from coordkit.engine.trace import Choices
 from coordkit.errors import OutOfRangeError
-from coordkit.explore import Choices
 from coordkit.stateful._machine import SCHEDULES, Advance, ModelMachine, factory, weighted
 from coordkit.stateful.models import CoordinatorModel, Err, StopReason
 

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, rule
 
 from coordkit.coordinator import Coordinator
-from coordkit.explore import Choices
+from coordkit.engine.trace import Choices
 from coordkit.queue_runner import QueueRunner
 from coordkit.queues import FIFOQueue
 from coordkit.stateful._machine import SCHEDULES, ModelMachine, factory, weighted

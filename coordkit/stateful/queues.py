@@ -31,7 +31,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, rule
 
-from coordkit.explore import Choices
+from coordkit.engine.trace import Choices
 from coordkit.queues import FIFOQueue, PaddingFIFOQueue, PriorityQueue, RandomShuffleQueue
 from coordkit.stateful._machine import SCHEDULES, Advance, ModelMachine, factory, weighted
 from coordkit.stateful.models import QueueModel

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 import coordkit
-from coordkit.harness import Harness
+from coordkit import Harness
 
 
 def test_pending_operation_completes_when_released():

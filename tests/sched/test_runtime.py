@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import coordkit
-from coordkit import _shims
+from coordkit.engine import shims as _shims
 
 
 def run_once(fn, **kwargs):
@@ -76,8 +76,8 @@ def test_stdlib_objects_made_inside_are_controlled():
         return {k: type(v).__module__ for k, v in objs.items()}, type(q.mutex).__module__
 
     kinds, queue_lock = run_once(program)
-    assert set(kinds.values()) == {"coordkit._shims"}
-    assert queue_lock == "coordkit._shims"
+    assert set(kinds.values()) == {"coordkit.engine.shims"}
+    assert queue_lock == "coordkit.engine.shims"
 
 
 def test_objects_made_outside_escape_and_stay_real():
@@ -85,15 +85,15 @@ def test_objects_made_outside_escape_and_stay_real():
     ev = threading.Event()
     assert run_once(lambda: (ev.set(), type(ev).__module__)[1]) == "threading"
     assert ev.is_set()
-    assert type(threading.Lock()).__module__ != "coordkit._shims"  # patch undone
+    assert type(threading.Lock()).__module__ != "coordkit.engine.shims"  # patch undone
 
 
 def test_coordkit_sync_seam_follows_the_run():
     # SCHED-3: coordkit's own primitives take their locks from coordkit.sync
     from coordkit import sync
 
-    assert type(sync.Lock()).__module__ != "coordkit._shims"
-    assert run_once(lambda: type(sync.Lock()).__module__) == "coordkit._shims"
+    assert type(sync.Lock()).__module__ != "coordkit.engine.shims"
+    assert run_once(lambda: type(sync.Lock()).__module__) == "coordkit.engine.shims"
 
 
 def test_thread_subclasses_are_controlled():

@@ -1,23 +1,24 @@
 """The controlled runtime: one thread runs at a time, and the scheduler decides which.
 
-This is the only module that decides.  A controlled run (an ``Execution``) runs
-every thread of the program as a greenlet on one OS thread, so exactly one of
-them executes at any moment.  Each synchronisation operation calls
-``Execution.point`` first, which asks the scheduler which runnable thread goes
-next; a thread that must wait calls ``Execution.block`` and is parked until
-another thread wakes it or the virtual clock reaches its deadline.  Because
-nothing ever blocks for real, "every live thread is parked" is observed
-exactly: that is a deadlock unless a parked thread has a deadline, in which
-case the clock jumps to the earliest deadline (autojump).
+A controlled run (an ``Execution``) runs every thread of the program as a
+greenlet on one OS thread, so exactly one of them executes at any moment.
+Each synchronisation operation calls ``Execution.point`` first, which asks the
+scheduler which runnable thread goes next; a thread that must wait parks on a
+``WaitQueue`` until another thread unparks it or the virtual clock reaches its
+deadline.  Because nothing ever blocks for real, "every live thread is parked"
+is observed exactly: that is a deadlock unless a parked thread has a deadline,
+in which case the clock jumps to the earliest deadline (autojump).
 
-Vocabulary:
+Vocabulary (see ``points``):
 
-* a *step* is one scheduling point reached by the running thread;
-* a *choice point* is a step at which more than one thread could run; the
-  scheduler's answer is an index into the candidates, ordered so that ``0``
-  means "keep running the current thread" (or, if it cannot run, "the next
-  thread in round-robin order").  Shrinking towards 0 therefore removes
-  preemptions.
+* a *step* runs from one scheduling point of a thread to its next;
+* a *choice point* is a point at which more than one thread could run; the
+  scheduler's answer is an index into the enabled threads, ordered so that
+  ``0`` means "keep running the current thread" (or, if it cannot run, "the
+  next thread in round-robin order").  Shrinking towards 0 removes preemptions.
+
+This module imports nothing of the engine above it: the stdlib shims and the
+line tracer are handed to an ``Execution`` by whoever creates it (``run``).
 """
 
 from __future__ import annotations
@@ -28,15 +29,15 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import greenlet
 
 from coordkit import sync
-
-if TYPE_CHECKING:
-    import threading
+from coordkit.engine.frames import user_stack, where, without_engine_frames
+from coordkit.engine.points import Effect, Point, Step, access_of, label_of
+from coordkit.errors import FailureKind
 
 RUNNABLE = "runnable"
 BLOCKED = "blocked"
@@ -45,6 +46,14 @@ FINISHED = "finished"
 # The virtual clock starts at fixed values so that a replay sees the same times.
 MONOTONIC_ORIGIN = 1_000.0
 EPOCH_ORIGIN = 1_700_000_000.0
+# Choice points in a row that one thread may keep the others waiting before it yields.
+FAIRNESS_BOUND = 1000
+# sleep(0)s in a row, with every other thread parked, after which the clock moves on.
+IDLE_YIELDS_BEFORE_TIME_PASSES = 100
+_STABLE_HASH_BASE = 1 << 40
+# Loggers that report any BaseException a worker thread dies of, and so would report
+# the Kill that ends a run's leftover threads (ThreadPoolExecutor's "Exception in worker").
+_LOGGERS_THAT_REPORT_KILLS = ("concurrent.futures",)
 
 
 class Kill(BaseException):
@@ -63,6 +72,7 @@ class TaskGreenlet(greenlet.greenlet):
     """A greenlet that runs one controlled thread."""
 
     task: Task
+    task_execution: Execution
 
 
 @dataclass(eq=False)
@@ -78,22 +88,35 @@ class Task:
     state: str = RUNNABLE
     # What the thread does next (set at each scheduling point) or waits on.
     op: tuple[str, Any] | None = None
+    reached: int = 0  # the run's step count when it reached ``op``
     waiting_on: str = ""
-    waitlist: list[Task] | None = None
+    parked_on: WaitQueue | None = None
     deadline: float | None = None
     timed_out: bool = False
     # At a yield (sleep(0)) the thread steps aside: it is the last candidate, not the first.
     yielding: bool = False
-    exit_waiters: list[Task] = field(default_factory=list)
+    joiners: WaitQueue | None = None
+    step: Step | None = None  # the step it is in (recorded only when footprints are)
 
     @property
     def label(self) -> str:
         return f"T{self.tid}"
 
+    _ck_label = label  # how points name a thread
+
+    def point(self, step: int | None = None) -> Point:
+        """The point this thread is at (what it does when it next runs), reached at
+        ``step`` (default: when it got there)."""
+        step = self.reached if step is None else step
+        if self.op is None:
+            return Point(self.tid, "start" if self.state is RUNNABLE else "end", self.label, False, step)
+        kind, target = self.op
+        return Point(self.tid, kind, label_of(target), self.yielding, step)
+
 
 @dataclass(frozen=True)
 class Event:
-    """One step of a run: which thread did which operation, and where."""
+    """One recorded row of a run: which thread did which operation, and where."""
 
     step: int
     tid: int
@@ -105,13 +128,19 @@ class Event:
 
 @dataclass
 class Failure:
-    """What went wrong in a run: ``kind`` is exception, deadlock, step_limit or invariant."""
+    """What went wrong in a run."""
 
-    kind: str
+    kind: FailureKind
     message: str
     exception: BaseException | None = None
     thread: str | None = None
     details: str = ""
+
+
+class Scheduler(Protocol):
+    """What an Execution asks at each choice point (``schedulers.Scheduler`` is one)."""
+
+    def choose(self, point: Point, enabled: list[Point]) -> int: ...
 
 
 class Clock:
@@ -135,11 +164,34 @@ class Clock:
         return self.now + max(float(timeout), 0.0)
 
 
-class Chooser:
-    """What an Execution asks at each choice point (a scheduler adapts to this)."""
+class WaitQueue:
+    """Threads parked until another thread unparks them (trio's ParkingLot).
 
-    def choose(self, execution: Execution, candidates: list[Task]) -> int:  # pragma: no cover
-        raise NotImplementedError
+    The one way a controlled thread waits: every shim parks on one of these and
+    wakes its waiters through it, in FIFO order.
+    """
+
+    __slots__ = ("_ex", "tasks")
+
+    def __init__(self, ex: Execution) -> None:
+        self._ex = ex
+        self.tasks: list[Task] = []
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def park(self, what: str, deadline: float | None = None) -> bool:
+        """Park the running thread until unparked (True) or ``deadline`` passes (False)."""
+        return self._ex.block(self, what, deadline)
+
+    def unpark(self, n: int = 1) -> None:
+        """Make the first ``n`` parked threads runnable."""
+        wake = self._ex.wake
+        for task in self.tasks[:n]:
+            wake(task)
+
+    def unpark_all(self) -> None:
+        self.unpark(len(self.tasks))
 
 
 _getcurrent = greenlet.getcurrent
@@ -158,66 +210,6 @@ def current_execution() -> Execution | None:
 sync.controller = current_execution
 
 
-_PACKAGE_DIR = __file__.rsplit("/", 1)[0] + "/"
-# Frames in these files are machinery, not the user's code: a report points past them.
-_MACHINERY = frozenset(
-    [_PACKAGE_DIR + name for name in (
-        "_runtime.py", "_shims.py", "_lines.py", "sync.py", "explore.py", "schedulers.py",
-        "interleavings.py", "queues.py", "coordinator.py", "queue_runner.py", "pipeline.py",
-    )]
-)
-# The runtime itself: left out of every stack a report shows.
-_INTERNALS = frozenset(
-    _PACKAGE_DIR + name for name in ("_runtime.py", "_shims.py", "_lines.py", "harness.py")
-)
-_LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py")
-
-
-def _user_frame(frame: Any) -> Any:
-    """The innermost frame of the user's code (not coordkit's nor the stdlib's sync code);
-    for a thread that runs only coordkit code (a runner, a looper), coordkit's own frame."""
-    f = frame
-    fallback = None
-    while f is not None:
-        fn = f.f_code.co_filename
-        if fn not in _MACHINERY and not fn.endswith(_LIBRARY_FILES):
-            return f
-        if fallback is None and fn not in _INTERNALS and not fn.endswith(_LIBRARY_FILES):
-            fallback = f
-        f = f.f_back
-    return fallback or frame
-
-
-def _user_stack(frame: Any) -> str:
-    """A thread's stack without the runtime's own frames."""
-    if frame is None:
-        return ""
-    entries = [e for e in traceback.extract_stack(frame) if e.filename not in _INTERNALS]
-    return "".join(traceback.format_list(entries))
-
-
-def _label_of(target: Any) -> str:
-    """How a step names what it acts on: a controlled object's label (``Lock#2``)."""
-    return getattr(target, "_ck_label", None) or ("" if target is None else str(target))
-
-
-def where(frame: Any) -> str:
-    f = _user_frame(frame)
-    if f is None:
-        return "?"
-    return f"{f.f_code.co_filename.rsplit('/', 1)[-1]}:{f.f_lineno} in {f.f_code.co_name}"
-
-
-_STABLE_HASH_BASE = 1 << 40
-# Choice points in a row that one thread may keep the others waiting before it yields.
-FAIRNESS_BOUND = 1000
-# sleep(0)s in a row, with every other thread parked, after which the clock moves on.
-IDLE_YIELDS_BEFORE_TIME_PASSES = 100
-# Loggers that report any BaseException a worker thread dies of, and so would report
-# the Kill that ends a run's leftover threads (ThreadPoolExecutor's "Exception in worker").
-_LOGGERS_THAT_REPORT_KILLS = ("concurrent.futures",)
-
-
 @contextlib.contextmanager
 def quiet_loggers(names: tuple[str, ...]) -> Iterator[None]:
     loggers = [logging.getLogger(name) for name in names]
@@ -232,46 +224,51 @@ def quiet_loggers(names: tuple[str, ...]) -> Iterator[None]:
 
 
 class Execution:
-    """One controlled run of a program under a given chooser."""
+    """One controlled run of a program under a given scheduler.
+
+    ``shims(execution)`` makes the objects ``coordkit.sync`` hands to its threads;
+    ``tracer`` (line granularity) is installed in each thread and removed at the end.
+    """
 
     def __init__(
         self,
-        chooser: Chooser,
+        scheduler: Scheduler,
         *,
+        shims: Callable[[Execution], Any],
+        tracer: Any = None,
         max_steps: int = 20_000,
         record: bool = False,
+        footprints: bool = False,
         caller_thread: threading.Thread | None = None,
         fail_on_thread_exception: bool = True,
-        line_granularity: bool = False,
     ) -> None:
-        from coordkit._shims import Shims
-
-        self.chooser = chooser
+        self.scheduler = scheduler
+        self.tracer = tracer
         self.max_steps = max_steps
         self.record = record
         self.caller_thread = caller_thread
         self.fail_on_thread_exception = fail_on_thread_exception
-        self.line_granularity = line_granularity
         self.clock = Clock()
-        self.shims = Shims(self)
+        self.shims = shims(self)
         self.tasks: list[Task] = []
         self.current: Task | None = None
         self.steps = 0
         self.choices: list[tuple[int, int]] = []  # (number of candidates, choice)
         self.preemptions = 0
         self.events: list[Event] = []
+        self.footprints: list[Step] | None = [] if footprints else None
         self.failure: Failure | None = None
         self.finished = False
         self.killing = False
         self.leaked: list[str] = []
-        self.chooser_error: BaseException | None = None
+        self.scheduler_error: BaseException | None = None
         self.pruned = False
         self.invariant: Callable[[], Any] | None = None
         self._in_invariant = False
         self._stop = False
-        # Open-ended mode (coordkit.Harness): the run does not end when its threads do,
-        # and "nothing can run" means "settled", not "deadlocked".  Deadlines fire only
-        # up to the horizon.
+        # Open-ended mode (the Harness): the run does not end when its threads do, and
+        # "nothing can run" means "settled", not "deadlocked".  Deadlines fire only up
+        # to the horizon.
         self.open_ended = False
         self.horizon: float | None = None
         self.thread_exceptions: list[tuple[str, BaseException]] = []
@@ -286,7 +283,7 @@ class Execution:
     # -- identity ---------------------------------------------------------
 
     def stable_hash(self) -> int:
-        """A per-run, deterministic hash for a new object (see ``_shims.stable_hashes``)."""
+        """A per-run, deterministic hash for a new object (see ``patch.stable_hashes``)."""
         self._hashes += 1
         return _STABLE_HASH_BASE + self._hashes
 
@@ -315,6 +312,7 @@ class Execution:
     def spawn(self, target: Callable[[], Any], name: str, daemon: bool, thread: Any = None) -> Task:
         """Create a runnable controlled thread (it runs when the scheduler picks it)."""
         task = Task(tid=len(self.tasks), name=name, daemon=daemon, target=target, thread=thread)
+        task.joiners = WaitQueue(self)
         glet = TaskGreenlet(self._task_main, parent=self._driver)
         glet.task = task
         glet.task_execution = self
@@ -327,8 +325,8 @@ class Execution:
     def _task_main(self) -> None:
         task = self.current
         assert task is not None
-        if self.line_granularity:
-            self._install_line_tracer()
+        if self.tracer is not None:
+            self.tracer.install(self)
         try:
             task.target()
         except Kill:
@@ -336,30 +334,33 @@ class Execution:
         except (_Terminate, WatchdogTimeout):
             raise
         except BaseException as exc:  # a thread died: the program's failure, not ours
-            self.thread_exceptions.append((task.name, exc))
-            if task.thread is not None and threading.excepthook is not self._outer_excepthook:
-                self._call_excepthook(task, exc)
-            if self.failure is None and not self.killing and (
-                self.fail_on_thread_exception or task.tid == 0
-            ):
-                self.failure = Failure(
-                    "exception",
-                    f"{type(exc).__name__}: {exc}",
-                    exception=exc,
-                    thread=task.name,
-                    details="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
-                )
+            self._thread_died(task, exc)
         finally:
-            task.state = FINISHED
-            task.op = None
-            if not task.daemon:
-                self._nondaemon_alive -= 1
-            # wake() removes the waiter from this very list: iterate over a copy,
-            # or every second joiner stays parked.
-            for waiter in list(task.exit_waiters):
-                self.wake(waiter)
-            task.exit_waiters.clear()
+            self._thread_ended(task)
         # Returning hands control back to the driver, which picks the next thread.
+
+    def _thread_died(self, task: Task, exc: BaseException) -> None:
+        self.thread_exceptions.append((task.name, exc))
+        if task.thread is not None and threading.excepthook is not self._outer_excepthook:
+            self._call_excepthook(task, exc)
+        if self.failure is None and not self.killing and (self.fail_on_thread_exception or task.tid == 0):
+            self.failure = Failure(
+                FailureKind.EXCEPTION,
+                f"{type(exc).__name__}: {exc}",
+                exception=exc,
+                thread=task.name,
+                details="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+            )
+
+    def _thread_ended(self, task: Task) -> None:
+        """The thread's last step ends it and wakes its joiners: part of its footprint."""
+        self.effect(task, "end")
+        task.state = FINISHED
+        task.op = None
+        if not task.daemon:
+            self._nondaemon_alive -= 1
+        assert task.joiners is not None
+        task.joiners.unpark_all()
 
     def _call_excepthook(self, task: Task, exc: BaseException) -> None:
         """Hand a thread's exception to the ``threading.excepthook`` the program installed,
@@ -382,39 +383,36 @@ class Execution:
         self._outer_excepthook = threading.excepthook
         main = self.spawn(fn, "MainThread", daemon=False)
         try:
-            nxt: Task | None = main
+            self._drive(main, until_all_ended=True)
+        except WatchdogTimeout as exc:
+            if self.failure is None:
+                self.failure = _watchdog_failure(self.current, exc, line=self.tracer is not None)
+        finally:
+            self.end()
+        return self
+
+    def drive(self) -> None:
+        """Open-ended mode: run runnable threads until none can run, or a failure."""
+        self._driver = _getcurrent()
+        self._stop = False
+        self._drive(self._next(self.current), until_all_ended=False)
+
+    def _drive(self, nxt: Task | None, *, until_all_ended: bool) -> None:
+        try:
             while nxt is not None:
                 self.current = nxt
                 assert nxt.glet is not None
                 nxt.glet.switch()
-                if self._stop or self.failure is not None or self._nondaemon_alive == 0:
-                    break
-                # A thread ended (or the run was cut short from inside one).
+                if self._stop or self.failure is not None:
+                    return
+                if until_all_ended and self._nondaemon_alive == 0:
+                    return
+                # A thread ended (or parked with nothing else runnable).
                 nxt = self._next(self.current)
         except _Terminate:
             pass
-        except WatchdogTimeout as exc:
-            if self.failure is None:
-                task = self.current
-                user = [f for f in traceback.extract_tb(exc.__traceback__)
-                        if f.filename not in _INTERNALS]
-                at = f" at {user[-1].filename.rsplit('/', 1)[-1]}:{user[-1].lineno}" if user else ""
-                who = f" ({task.label} {task.name!r}{at})" if task is not None else ""
-                self.failure = Failure(
-                    "timeout",
-                    "the run exceeded its wall-clock budget: a thread computed for too long "
-                    f"without reaching a scheduling point{who}, or blocked outside the scheduler"
-                    + ("" if self.line_granularity else
-                       " (a loop with no synchronisation in it is never interrupted at the "
-                       "default granularity; granularity='line' can switch inside it)"),
-                    thread=task.name if task is not None else None,
-                    details="".join(traceback.format_list(user[-8:])),
-                )
-        finally:
-            self._end()
-        return self
 
-    def _end(self) -> None:
+    def end(self) -> None:
         """End every thread still alive; nothing started by the run outlives it."""
         self.killing = True
         try:
@@ -426,10 +424,8 @@ class Execution:
             # The program may have installed a hook and not put the caller's back: the
             # next run must start as this one did.
             threading.excepthook = self._outer_excepthook
-            if self.line_granularity:
-                from coordkit._lines import uninstall
-
-                uninstall()
+            if self.tracer is not None:
+                self.tracer.uninstall()
 
     def _unwind(self) -> None:
         for task in self.tasks:
@@ -445,22 +441,6 @@ class Execution:
             if glet and not glet.dead:
                 self.leaked.append(task.name)
             task.state = FINISHED
-
-    def drive(self) -> None:
-        """Open-ended mode: run runnable threads until none can run, or a failure."""
-        self._driver = _getcurrent()
-        self._stop = False
-        try:
-            nxt = self._next(self.current)
-            while nxt is not None:
-                self.current = nxt
-                assert nxt.glet is not None
-                nxt.glet.switch()
-                if self._stop or self.failure is not None:
-                    break
-                nxt = self._next(self.current)
-        except _Terminate:
-            pass
 
     def terminate(self, failure: Failure) -> None:
         """Record ``failure`` and end the run from inside a controlled thread."""
@@ -481,25 +461,34 @@ class Execution:
         assert task is not None
         task.op = (kind, target)
         self.steps += 1
+        task.reached = self.steps
+        if self.footprints is not None:
+            self._open_step(task, kind, target)
         if self.record:
             self._record(task, kind, target)
         if self.steps > self.max_steps:
-            self.terminate(
-                Failure(
-                    "step_limit",
-                    f"the run took more than {self.max_steps} scheduling steps "
-                    "(a livelock, or raise max_steps); at the last one "
-                    f"{task.label} {task.name!r} was at {kind} {_label_of(target)} "
-                    f"in {where(sys._getframe(1))}"
-                    " (a thread that polls without ever blocking keeps a run going)",
-                    thread=task.name,
-                )
-            )
+            self.terminate(_step_limit_failure(self, task, kind, target))
         if self.invariant is not None:
             self._check_invariant(task)
         nxt = self._next(task)
         if nxt is not task:
-            self._switch(task, nxt)
+            self._switch(nxt)
+
+    def effect(self, target: Any, op: str) -> None:
+        """Add a shared effect to the running thread's step beyond its opening one (a
+        wait's release of the lock, a thread's end); free when footprints are off."""
+        task = self.current
+        if self.footprints is not None and task is not None and task.step is not None:
+            task.step.footprint.append(Effect(label_of(target), access_of(op), op))
+
+    def _open_step(self, task: Task, kind: str, target: Any) -> None:
+        assert self.footprints is not None
+        obj = label_of(target)
+        step = Step(len(self.footprints), Point(task.tid, kind, obj, task.yielding, self.steps))
+        if obj:
+            step.footprint.append(Effect(obj, access_of(kind), kind))
+        self.footprints.append(step)
+        task.step = step
 
     def _check_invariant(self, task: Task) -> None:
         self._in_invariant = True
@@ -508,14 +497,12 @@ class Execution:
             problem = None if ok or ok is None else "the invariant returned a false value"
         except Exception as exc:  # the user's check failed
             problem = f"{type(exc).__name__}: {exc}"
-            ok = False
         finally:
             self._in_invariant = False
         if problem is not None:
-            self.terminate(
-                Failure("invariant", f"invariant violated at step {self.steps}: {problem}",
-                        thread=task.name)
-            )
+            self.terminate(Failure(FailureKind.INVARIANT,
+                                   f"invariant violated at step {self.steps}: {problem}",
+                                   thread=task.name))
 
     def note(self, operation: str, target: Any) -> None:
         """Record (not schedule) the start of a high-level operation by the current thread."""
@@ -526,18 +513,14 @@ class Execution:
         if label is None:
             name = getattr(target, "name", None)
             label = type(target).__name__ + (f" {name!r}" if isinstance(name, str) else "")
-        self.events.append(
-            Event(self.steps + 1, task.tid, "call", f"{operation} {label}", where(sys._getframe(1)),
-                  self.clock.now)
-        )
+        self.events.append(Event(self.steps + 1, task.tid, "call", f"{operation} {label}",
+                                 where(sys._getframe(1)), self.clock.now))
 
     def _record(self, task: Task, kind: str, target: Any) -> None:
-        self.events.append(
-            Event(self.steps, task.tid, kind, _label_of(target), where(sys._getframe(1)),
-                  self.clock.now)
-        )
+        self.events.append(Event(self.steps, task.tid, kind, label_of(target),
+                                 where(sys._getframe(1)), self.clock.now))
 
-    def _switch(self, task: Task, nxt: Task | None) -> None:
+    def _switch(self, nxt: Task | None) -> None:
         if nxt is None:  # nothing can run: the driver decides what happens next
             assert self._driver is not None
             self._driver.switch()
@@ -545,7 +528,7 @@ class Execution:
             self.current = nxt
             assert nxt.glet is not None
             nxt.glet.switch()
-        # Back in ``task``: it was picked to run again, or the run is unwinding.
+        # Back in the switching thread: it was picked to run again, or the run is unwinding.
         if self.killing:
             raise Kill()
 
@@ -573,13 +556,16 @@ class Execution:
             if cands:
                 break
             if not self._fire_earliest_deadline():
-                if self.open_ended:
-                    return None  # settled: every thread is parked or done
-                self._deadlock()
-                self._stop = True
+                if not self.open_ended:  # open-ended: settled, every thread parked or done
+                    self._deadlock()
+                    self._stop = True
                 return None
         if len(cands) == 1:
             return cands[0]
+        return self._choose(cur, cands)
+
+    def _choose(self, cur: Task | None, cands: list[Task]) -> Task | None:
+        """Ask the scheduler which of two or more runnable threads runs next."""
         forced = False
         if cur is not None and cands[0] is cur:
             self._streak += 1
@@ -589,9 +575,10 @@ class Execution:
                 forced = cur.yielding = True
                 cands.append(cands.pop(0))
         try:
-            idx = self.chooser.choose(self, cands)
+            point = (cur if cur is not None else cands[0]).point(self.steps)
+            idx = self.scheduler.choose(point, [t.point() for t in cands])
         except Exception as exc:  # a replay that diverged, a non-deterministic program
-            self.chooser_error = exc
+            self.scheduler_error = exc
             self._stop = True
             return None
         finally:
@@ -626,32 +613,15 @@ class Execution:
         return True
 
     def _deadlock(self) -> None:
-        lines = []
-        for t in self.tasks:
-            if t.state is BLOCKED:
-                # The thread that found the deadlock is running: its greenlet has no
-                # saved frame, so take the live one.
-                if t is self.current and _getcurrent() is t.glet:
-                    frame = sys._getframe(1)
-                else:
-                    frame = t.glet.gr_frame if t.glet is not None else None
-                stack = _user_stack(frame)
-                lines.append(
-                    f"  {t.label} {t.name!r} waits on {t.waiting_on} at {where(frame)}\n"
-                    + "".join("      " + ln + "\n" for ln in stack.rstrip().splitlines())
-                )
         if self.failure is None:
-            self.failure = Failure(
-                "deadlock",
-                "every live thread is blocked: "
-                + ", ".join(f"{t.label} on {t.waiting_on}" for t in self.tasks if t.state is BLOCKED),
-                details="".join(lines),
-            )
+            cur = self.current
+            running = cur if cur is not None and _getcurrent() is cur.glet else None
+            self.failure = _deadlock_failure(self.tasks, running, sys._getframe(1))
 
     # -- parking ----------------------------------------------------------
 
-    def block(self, waitlist: list[Task] | None, what: str, deadline: float | None = None) -> bool:
-        """Park the current thread on ``waitlist`` until woken or ``deadline``.
+    def block(self, queue: WaitQueue | None, what: str, deadline: float | None = None) -> bool:
+        """Park the current thread on ``queue`` until woken or ``deadline``.
 
         Returns True when woken by another thread, False when the deadline passed.
         """
@@ -665,27 +635,25 @@ class Execution:
             return False
         task.state = BLOCKED
         task.waiting_on = what
-        task.waitlist = waitlist
+        task.parked_on = queue
         task.deadline = deadline
         task.timed_out = False
-        if waitlist is not None:
-            waitlist.append(task)
+        if queue is not None:
+            queue.tasks.append(task)
         if self.record:
             self._record(task, "block", what)
-        self._switch(task, self._next(task))
+        self._switch(self._next(task))
         return not task.timed_out
 
     def wake(self, task: Task, timed_out: bool = False) -> None:
         """Make a parked thread runnable again."""
         if task.state is not BLOCKED:
             return
-        if task.waitlist is not None:
-            try:
-                task.waitlist.remove(task)
-            except ValueError:
-                pass
+        if task.parked_on is not None:
+            with contextlib.suppress(ValueError):
+                task.parked_on.tasks.remove(task)
         task.state = RUNNABLE
-        task.waitlist = None
+        task.parked_on = None
         task.deadline = None
         task.waiting_on = ""
         task.timed_out = timed_out
@@ -718,9 +686,53 @@ class Execution:
                 self._idle_yields = 0
                 self._fire_earliest_deadline()
 
-    # -- line granularity ---------------------------------------------------
 
-    def _install_line_tracer(self) -> None:
-        from coordkit._lines import install
+# -- failures the runtime itself detects -------------------------------------------
 
-        install(self)
+
+def _deadlock_failure(tasks: list[Task], running: Task | None, running_frame: Any) -> Failure:
+    lines = []
+    for t in tasks:
+        if t.state is BLOCKED:
+            # The thread that found the deadlock is running: its greenlet has no saved
+            # frame, so take the live one.
+            frame = running_frame if t is running else (t.glet.gr_frame if t.glet is not None else None)
+            stack = user_stack(frame)
+            lines.append(
+                f"  {t.label} {t.name!r} waits on {t.waiting_on} at {where(frame)}\n"
+                + "".join("      " + ln + "\n" for ln in stack.rstrip().splitlines())
+            )
+    return Failure(
+        FailureKind.DEADLOCK,
+        "every live thread is blocked: "
+        + ", ".join(f"{t.label} on {t.waiting_on}" for t in tasks if t.state is BLOCKED),
+        details="".join(lines),
+    )
+
+
+def _step_limit_failure(ex: Execution, task: Task, kind: str, target: Any) -> Failure:
+    return Failure(
+        FailureKind.STEP_LIMIT,
+        f"the run took more than {ex.max_steps} scheduling steps "
+        "(a livelock, or raise max_steps); at the last one "
+        f"{task.label} {task.name!r} was at {kind} {label_of(target)} "
+        f"in {where(sys._getframe(1))}"
+        " (a thread that polls without ever blocking keeps a run going)",
+        thread=task.name,
+    )
+
+
+def _watchdog_failure(task: Task | None, exc: WatchdogTimeout, *, line: bool) -> Failure:
+    user = without_engine_frames(traceback.extract_tb(exc.__traceback__))
+    at = f" at {user[-1].filename.rsplit('/', 1)[-1]}:{user[-1].lineno}" if user else ""
+    who = f" ({task.label} {task.name!r}{at})" if task is not None else ""
+    return Failure(
+        FailureKind.TIMEOUT,
+        "the run exceeded its wall-clock budget: a thread computed for too long "
+        f"without reaching a scheduling point{who}, or blocked outside the scheduler"
+        + ("" if line else
+           " (a loop with no synchronisation in it is never interrupted at the "
+           "default granularity; granularity='line' can switch inside it)"),
+        thread=task.name if task is not None else None,
+        details="".join(traceback.format_list(user[-8:])),
+    )

@@ -52,7 +52,7 @@ def _replay_target(test: Callable[..., Any]) -> str:
 
 def _explore_or_fail(fn: Callable[[], Any], nodeid: str | None, options: dict[str, Any],
                      test: Callable[..., Any] | None = None) -> Any:
-    from coordkit.explore import explore
+    from coordkit.engine.search import explore
 
     result = explore(fn, **_options_for(nodeid, options))
     if result.failure is not None:
@@ -74,7 +74,7 @@ def interleavings(**options: Any) -> Callable[[Callable[..., Any]], Callable[...
     def decorate(test: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(test)
         def wrapper(*args: Any, **kwargs: Any) -> None:
-            from coordkit._runtime import current_execution
+            from coordkit.engine.runtime import current_execution
 
             if current_execution() is not None:
                 test(*args, **kwargs)

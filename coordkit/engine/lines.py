@@ -22,10 +22,10 @@ import sys
 import sysconfig
 from typing import TYPE_CHECKING, Any
 
-from coordkit._runtime import current_execution
+from coordkit.engine.runtime import current_execution
 
 if TYPE_CHECKING:
-    from coordkit._runtime import Execution
+    from coordkit.engine.runtime import Execution
 
 _LIBRARY_ROOTS = tuple(
     os.path.realpath(p) + os.sep
@@ -34,7 +34,7 @@ _LIBRARY_ROOTS = tuple(
         sysconfig.get_paths()["platstdlib"],
         sysconfig.get_paths()["purelib"],
         sysconfig.get_paths()["platlib"],
-        os.path.dirname(os.path.abspath(__file__)),
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # coordkit itself
     }
 )
 _user_code_cache: dict[Any, bool] = {}
@@ -93,7 +93,7 @@ else:
 
 
 def _on_line(ex: Execution, kind: str = "line", target: str | None = None) -> None:
-    if ex.line_granularity and not ex.killing:
+    if ex.tracer is not None and not ex.killing:
         # CPython turns tracing off while a trace or monitoring callback runs. A switch
         # to another thread from in here would leave that thread untraced, so leave the
         # "inside a callback" state for the duration of the scheduling point.

@@ -1,0 +1,397 @@
+"""The ``coordkit`` command: ``demo``, ``explore``, ``replay`` and ``show``.
+
+Exit codes: 0 no failure, 1 a failure was found (or replayed), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad command-line input; the message names the problem."""
+
+
+def load_target(spec: str) -> Callable[[], Any]:
+    """Import ``MODULE:FUNCTION`` (the current directory is importable).
+
+    Anything wrong with the target is a ``UsageError`` that names it: a module that
+    does not import (whatever it raises), a missing attribute, something that is not
+    callable, or a callable that cannot be called with no arguments.
+    """
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise UsageError(f"target must look like MODULE:FUNCTION, got {spec!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except (Exception, SystemExit) as exc:  # a broken module is bad input, not a found failure
+        raise UsageError(f"cannot import module {module_name!r}: {_describe_import_error(exc)}") from None
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise UsageError(f"module {module_name!r} has no attribute {attr!r}") from None
+    if not callable(obj):
+        raise UsageError(f"{spec} is not callable (it is {type(obj).__name__})")
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):  # no signature to check (some builtins)
+        return obj
+    try:
+        signature.bind()
+    except TypeError as exc:
+        raise UsageError(
+            f"{spec} must be callable with no arguments, but its signature is {attr}{signature} "
+            f"({exc}); wrap it in a function that supplies them"
+        ) from None
+    return obj
+
+
+def _describe_import_error(exc: BaseException) -> str:
+    """``Type: message (file, line N)`` for an exception raised while importing."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, SyntaxError):  # its message already names the file and the line
+        return text
+    machinery = (os.path.dirname(importlib.__file__ or ""), os.path.abspath(__file__))
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith("<frozen") and not f.filename.startswith(machinery)]
+    if frames:  # the deepest line of the user's code that raised
+        text += f" ({frames[-1].filename}, line {frames[-1].lineno})"
+    return text
+
+
+def _cli_wording(message: str, replacement: str = "--lenient") -> str:
+    """Library advice says ``strict=False``; at the command line it is ``--lenient``."""
+    if "strict=False" in message:
+        return message.replace("strict=False", replacement)
+    return f"{message} (on the command line, {replacement} replays a trace on changed code)"
+
+
+def _rule(out: TextIO, title: str) -> None:
+    out.write(f"\n== {title} {'=' * max(3, 74 - len(title))}\n\n")
+
+
+def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    import coordkit
+    from coordkit import _demo
+
+    out.write(
+        "coordkit demo: a shutdown race in a two-producer pipeline (coordkit/_demo.py).\n"
+        "Each producer, when both are done, runs `if not q.is_closed(): q.close()`.\n"
+        "A second plain close() raises CancelledError, so if both pass the check the\n"
+        "second closer dies. Ordinary runs almost never interleave that way.\n"
+    )
+    _rule(out, "1. explore: run the program under many schedules (PCT)")
+    started = time.perf_counter()
+    result = coordkit.explore(_demo.shutdown_race, strategy="pct", seed=args.seed, max_schedules=2000)
+    elapsed = time.perf_counter() - started
+    failure = result.failure
+    if failure is None:
+        out.write(f"no failure in {result.schedules_run} schedules: unexpected\n")
+        return EXIT_FAILURE
+    out.write(
+        f"found after {failure.schedules_run} schedules in {elapsed:.2f}s; shrunk from "
+        f"{failure.original_preemptions} to {failure.preemptions} preemption(s).\n"
+    )
+    _rule(out, "2. the shrunk interleaving")
+    out.write(str(failure) + "\n")
+    _rule(out, "3. replay: the same trace fails the same way, every time")
+    for attempt in range(1, 4):
+        try:
+            coordkit.replay(_demo.shutdown_race, failure.trace)
+        except Exception as exc:  # the program's own failure, re-raised by replay
+            out.write(f"replay {attempt}: {type(exc).__name__}: {exc}\n")
+        else:
+            out.write(f"replay {attempt}: passed (unexpected)\n")
+            return EXIT_FAILURE
+    _rule(out, "4. the fix: let the barrier elect one closer")
+    started = time.perf_counter()
+    exhaustive = coordkit.explore(_demo.shutdown_fixed, strategy="dfs", max_preemptions=1,
+                                  max_schedules=args.fixed_schedules)
+    sampled = coordkit.explore(_demo.shutdown_fixed, strategy="pct", seed=args.seed,
+                               max_schedules=args.fixed_schedules)
+    elapsed = time.perf_counter() - started
+    space = "every" if exhaustive.exhausted else "the first"
+    out.write(
+        f"fixed version, {space} schedule with at most 1 preemption ({exhaustive.schedules_run}): "
+        f"{'no failure' if exhaustive.ok else 'FAILED'}\n"
+        f"fixed version, {sampled.schedules_run} PCT schedules: "
+        f"{'no failure' if sampled.ok else 'FAILED'}\n"
+        f"({exhaustive.schedules_run + sampled.schedules_run} schedules in {elapsed:.2f}s)\n"
+    )
+    fixed_ok = exhaustive.ok and sampled.ok
+    out.write(
+        "\nPin the race as a regression test:\n"
+        f"    coordkit.replay(shutdown_race, {failure.trace!r})\n"
+        "or explore your own code:  coordkit explore mymodule:my_test_function\n"
+    )
+    return EXIT_OK if fixed_ok else EXIT_FAILURE
+
+
+class _Progress:
+    """A one-line live display on a terminal; silent otherwise."""
+
+    def __init__(self, stream: TextIO, every: float = 0.25) -> None:
+        self.stream = stream
+        self.enabled = stream.isatty()
+        self.every = every
+        self.last = 0.0
+
+    def __call__(self, runs: int, elapsed: float) -> None:
+        if self.enabled and elapsed - self.last >= self.every:
+            self.last = elapsed
+            rate = runs / elapsed if elapsed else 0.0
+            self.stream.write(f"\r{runs} schedules explored, {rate:.0f}/s, 0 failures")
+            self.stream.flush()
+
+    def done(self) -> None:
+        if self.enabled and self.last:
+            self.stream.write("\n")
+
+
+def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
+    import coordkit
+
+    fn = load_target(args.target)
+    progress = _Progress(sys.stderr)
+    try:
+        result = coordkit.explore(
+            fn,
+            strategy=args.strategy,
+            max_schedules=args.max_schedules,
+            seed=args.seed,
+            time_budget=args.time_budget,
+            granularity=args.granularity,
+            max_preemptions=args.max_preemptions,
+            progress=progress,
+        )
+    except (ValueError, TypeError) as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        progress.done()
+    text = str(result)
+    failure = result.failure
+    if failure is not None:
+        try:
+            _save_report(args.target, failure)
+        except OSError as exc:
+            sys.stderr.write(f"coordkit explore: warning: cannot save the run under {REPORTS_DIR}/ "
+                             f"for coordkit show: {exc}\n")
+        text = _add_cli_replay(text, _cli_replay_command(args, failure.trace), failure.trace)
+    out.write(text + "\n")
+    return EXIT_FAILURE if failure is not None else EXIT_OK
+
+
+def _cli_replay_command(args: argparse.Namespace, trace: str) -> str:
+    """The ``coordkit replay`` command for a trace (it records its run options)."""
+    return f"coordkit replay {args.target} {trace}"
+
+
+def _add_cli_replay(text: str, command: str, trace: str) -> str:
+    """Put ``command`` under the report's Python replay line, or at the end if there is none.
+
+    The Python line is found by its content (a ``coordkit.replay(`` call with this
+    trace), not by rebuilding it, so it may carry any keyword arguments.
+    """
+    lines = text.split("\n")
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i]
+        if "coordkit.replay(" in line and trace in line:
+            indent = line[: len(line) - len(line.lstrip())]
+            lines.insert(i + 1, indent + command)
+            return "\n".join(lines)
+    return f"{text}\n\nReplay it on the command line:\n    {command}"
+
+
+def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
+    import coordkit
+    from coordkit.engine.trace import Schedule
+    from coordkit.errors import TraceDivergedError, TraceFormatError
+
+    try:
+        recorded = Schedule.decode(args.trace)
+    except TraceFormatError as exc:
+        raise UsageError(f"bad trace: {exc}") from None
+    if args.granularity not in (None, recorded.granularity):  # None: the trace's own
+        raise UsageError(
+            f"--granularity {args.granularity}, but the trace was recorded with granularity "
+            f"{recorded.granularity}; leave --granularity out to use the trace's"
+        )
+    fn = load_target(args.target)
+    try:
+        report = coordkit.replay(fn, args.trace, strict=not args.lenient)
+    except TraceDivergedError as exc:
+        out.write(f"TraceDivergedError: {_cli_wording(str(exc))}\n")
+        return EXIT_FAILURE
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        out.write(f"replay failed: {type(exc).__name__}: {exc}\n")
+        return EXIT_FAILURE
+    out.write(f"{report.table()}\n\nreplay passed: {report.steps} steps, "
+              f"{report.preemptions} preemption(s)\n")
+    return EXIT_OK
+
+
+REPORTS_DIR = os.path.join(".coordkit", "reports")
+
+
+def _save_report(target: str, failure: Any) -> str:
+    """Keep a failing run's events so that ``coordkit show TRACE`` can draw it later."""
+    import json
+
+    os.makedirs(REPORTS_DIR, exist_ok=True)
+    path = os.path.join(REPORTS_DIR, f"{failure.trace}.json")
+    report = failure.report
+    data = {
+        "target": target,
+        "trace": failure.trace,
+        "failure": f"{failure.kind}: {failure.message}",
+        "thread_names": report.thread_names,
+        "events": [vars(e) for e in report.events],
+    }
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+    return path
+
+
+def _load_report(trace: str, target: str | None) -> dict[str, Any]:
+    import json
+
+
+    path = os.path.join(REPORTS_DIR, f"{trace}.json")
+    if target is None and os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    if target is None:
+        raise UsageError(
+            f"no saved run for this trace in {REPORTS_DIR}/ (coordkit explore saves one when it "
+            "finds a failure); pass --target MODULE:FUNCTION to replay it instead"
+        )
+    fn = load_target(target)
+    report = _replay_for_events(fn, trace)
+    failure = report.failure
+    return {
+        "target": target,
+        "trace": trace,
+        "failure": None if failure is None else f"{failure.kind}: {failure.message}",
+        "thread_names": report.thread_names,
+        "events": [vars(e) for e in report.events],
+    }
+
+
+def _replay_for_events(fn: Callable[[], Any], trace: str) -> Any:
+    """Replay a trace strictly and keep its recorded run, failing or not."""
+    from coordkit.engine.replay import record
+    from coordkit.errors import TraceDivergedError
+
+    try:
+        return record(fn, trace, strict=True, invariant=_any_invariant)
+    except TraceDivergedError as exc:
+        message = _cli_wording(str(exc), "`coordkit replay --lenient`")
+        raise UsageError(f"the trace does not fit {fn.__qualname__}: {message}") from None
+
+
+def _any_invariant() -> bool:
+    """The command line cannot name a trace's invariant: draw the run without checking one."""
+    return True
+
+
+def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
+    from types import SimpleNamespace
+
+    from coordkit.engine.report import render_table
+    from coordkit.engine.trace import Schedule
+    from coordkit.errors import TraceFormatError
+
+    try:
+        schedule = Schedule.decode(args.trace)
+    except TraceFormatError as exc:
+        raise UsageError(f"bad trace: {exc}") from None
+    version = args.trace.strip().partition("_")[0]
+    out.write(f"trace format {version}: {schedule.describe()}\n")
+    if args.html is None and args.target is None:
+        for i, (n, c) in enumerate(schedule.choices):
+            if c:
+                out.write(f"  choice point {i}: candidate {c} of {n}\n")
+        return EXIT_OK
+    data = _load_report(schedule.encode(), args.target)
+    events = [SimpleNamespace(**e) for e in data["events"]]
+    if args.html is None:
+        out.write(render_table(events, data["thread_names"]) + "\n")
+        return EXIT_OK
+    from coordkit.viewer import render_html
+
+    page = render_html(events, data["thread_names"], title=f"coordkit: {data['target']}",
+                       failure=data["failure"], trace=data["trace"])
+    try:
+        with open(args.html, "w", encoding="utf-8") as fh:
+            fh.write(page)
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.html!r}: {exc.strerror or exc}") from None
+    out.write(f"wrote {args.html} ({len(events)} steps, {len(data['thread_names'])} threads)\n")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="coordkit", description="Find, shrink and replay thread interleavings."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="find, shrink and replay a real shutdown race")
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--fixed-schedules", type=int, default=2000)
+    demo.set_defaults(run=cmd_demo)
+
+    explore = sub.add_parser("explore", help="explore MODULE:FUNCTION under many schedules")
+    explore.add_argument("target", help="MODULE:FUNCTION, a zero-argument callable")
+    explore.add_argument("--strategy", default="pct", choices=["pct", "random", "dfs", "hypothesis"])
+    explore.add_argument("--max-schedules", type=int, default=1000)
+    explore.add_argument("--seed", type=int, default=None)
+    explore.add_argument("--time-budget", type=float, default=None, help="wall-clock seconds")
+    explore.add_argument("--max-preemptions", type=int, default=2, help="bound for dfs")
+    explore.add_argument("--granularity", default="sync", choices=["sync", "line"])
+    explore.set_defaults(run=cmd_explore)
+
+    replay = sub.add_parser("replay", help="replay TRACE on MODULE:FUNCTION")
+    replay.add_argument("target")
+    replay.add_argument("trace")
+    replay.add_argument("--lenient", action="store_true", help="replay a trace on changed code")
+    replay.add_argument("--granularity", default=None, choices=["sync", "line"],
+                        help="default: the trace's own")
+    replay.set_defaults(run=cmd_replay)
+
+    show = sub.add_parser("show", help="describe a trace; draw its run as a table or an HTML page")
+    show.add_argument("trace")
+    show.add_argument("--target", default=None,
+                      help="MODULE:FUNCTION to replay (default: the run saved by coordkit explore)")
+    show.add_argument("--html", default=None, metavar="OUT.html", help="write swim lanes to this file")
+    show.set_defaults(run=cmd_show)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed the problem
+        return EXIT_USAGE if exc.code else EXIT_OK
+    try:
+        return args.run(args, out)
+    except UsageError as exc:
+        sys.stderr.write(f"coordkit {args.command}: error: {exc}\n")
+        return EXIT_USAGE

@@ -1,0 +1,73 @@
+"""Where in the user's code a thread is: the frame a report points at.
+
+A scheduling point is reached inside coordkit (a shim, a queue) or the standard
+library (``threading``, ``queue``); a report should name the user's line that
+called it.  Frames of the engine itself are left out of every stack a report shows.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from typing import Any
+
+__all__ = ["without_engine_frames", "user_frame", "user_stack", "where"]
+
+_ENGINE_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(_ENGINE_DIR)
+# The engine's own frames: never shown.
+_INTERNALS = frozenset(
+    os.path.join(_ENGINE_DIR, name)
+    for name in ("runtime.py", "shims.py", "patch.py", "lines.py", "harness.py", "run.py")
+)
+# Frames in these files are machinery, not the user's code: a report points past them
+# (to coordkit's own frame only when a thread runs nothing else, like a runner's thread).
+_MACHINERY = _INTERNALS | frozenset(
+    [os.path.join(_ENGINE_DIR, name) for name in ("search.py", "report.py")]
+    + [os.path.join(_PACKAGE_DIR, name) for name in (
+        "sync.py", "_waiting.py", "interleavings.py", "queues.py", "coordinator.py",
+        "queue_runner.py", "pipeline.py",
+    )]
+)
+_LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py")
+
+
+def _is_machinery(filename: str) -> bool:
+    return filename in _MACHINERY or filename.startswith(_PACKAGE_DIR + os.sep + "queues" + os.sep)
+
+
+def user_frame(frame: Any) -> Any:
+    """The innermost frame of the user's code (not coordkit's nor the stdlib's sync code);
+    for a thread that runs only coordkit code (a runner, a looper), coordkit's own frame."""
+    f = frame
+    fallback = None
+    while f is not None:
+        fn = f.f_code.co_filename
+        library = fn.endswith(_LIBRARY_FILES)
+        if not library and not _is_machinery(fn):
+            return f
+        if fallback is None and not library and fn not in _INTERNALS:
+            fallback = f
+        f = f.f_back
+    return fallback or frame
+
+
+def user_stack(frame: Any) -> str:
+    """A thread's stack without the engine's own frames."""
+    if frame is None:
+        return ""
+    entries = [e for e in traceback.extract_stack(frame) if e.filename not in _INTERNALS]
+    return "".join(traceback.format_list(entries))
+
+
+def without_engine_frames(entries: list[traceback.FrameSummary]) -> list[traceback.FrameSummary]:
+    """``entries`` without the engine's own frames."""
+    return [e for e in entries if e.filename not in _INTERNALS]
+
+
+def where(frame: Any) -> str:
+    """``file.py:LINE in function`` of the user's frame at or above ``frame``."""
+    f = user_frame(frame)
+    if f is None:
+        return "?"
+    return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno} in {f.f_code.co_name}"

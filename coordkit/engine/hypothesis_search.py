@@ -1,0 +1,56 @@
+"""The ``hypothesis`` strategy: Hypothesis generates schedules and shrinks them itself."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from coordkit.engine.report import same_failure
+from coordkit.engine.schedulers import ReplayScheduler
+from coordkit.engine.trace import Choices
+
+if TYPE_CHECKING:
+    from coordkit.engine.run import Run, Session
+    from coordkit.engine.search import _Search
+
+__all__ = ["find_with_hypothesis"]
+
+
+class _Found(Exception):
+    """Stops Hypothesis at a failing schedule (after its own shrinking)."""
+
+
+def find_with_hypothesis(search: _Search, session: Session, seed: int, shrink: bool) -> Run | None:
+    """On the worker: let Hypothesis draw ``coordkit.schedules()`` until one fails the way
+    the first failure did; its shrunk example is the run returned."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hyp_seed
+
+    from coordkit.strategies import schedules
+
+    first: list[Run] = []
+
+    @settings(
+        max_examples=search.max_schedules,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @hyp_seed(seed)
+    @given(schedules())
+    def body(choices: Choices) -> None:
+        run = session.run(search.fn, ReplayScheduler(choices.values, strict=False))
+        search.ran(run)
+        if run.failure is not None:
+            if not first:
+                first.append(run)
+            if same_failure(first[0].failure, run.failure):  # type: ignore[arg-type]
+                raise _Found(choices)
+
+    try:
+        body()
+    except _Found as found:
+        choices = found.args[0]
+        run = session.run(search.fn, ReplayScheduler(choices.values, strict=False))
+        return run if run.failure is not None else first[0]
+    return None

@@ -1,0 +1,217 @@
+"""From a ``Run`` to what a person reads: the failure is mapped here, once.
+
+``RunReport`` is a recorded run (its steps as a table, its trace); ``FoundFailure``
+is a failing schedule found by ``explore``, shrunk, with its report and the line
+that replays it; ``ExploreResult`` is the outcome of an exploration.
+``failure_error`` turns a run's failure into the exception a replay raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from coordkit.engine.run import MAX_STEPS, Run
+from coordkit.engine.runtime import Event, Failure
+from coordkit.engine.trace import Schedule
+from coordkit.errors import Deadlock, FailureKind, StepLimitExceeded, UncontrolledBlockingError
+
+__all__ = [
+    "ExploreResult",
+    "FoundFailure",
+    "RunReport",
+    "failure_error",
+    "render_table",
+    "same_failure",
+    "target_name",
+]
+
+
+def target_name(fn: Any) -> str:
+    """How a report names the function it ran."""
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or "fn"
+
+
+def same_failure(a: Failure, b: Failure | None) -> bool:
+    """Whether ``b`` is the failure ``a`` is (the same kind; for an exception, its type)."""
+    if b is None or a.kind != b.kind:
+        return False
+    if a.kind == FailureKind.EXCEPTION:
+        return type(a.exception) is type(b.exception)
+    return True
+
+
+@dataclass
+class RunReport:
+    """What one recorded run did: its steps, threads, schedule and outcome."""
+
+    events: list[Event]
+    thread_names: list[str]
+    schedule: Schedule
+    failure: Failure | None
+    steps: int
+    preemptions: int
+    virtual_time: float
+
+    @classmethod
+    def of(cls, run: Run) -> RunReport:
+        options = run.options
+        return cls(
+            events=run.events,
+            thread_names=run.thread_names,
+            schedule=Schedule.from_choices(
+                run.choices,
+                granularity=options.granularity,
+                fail_on_thread_exception=options.fail_on_thread_exception,
+                max_steps=None if options.max_steps == MAX_STEPS else options.max_steps,
+                invariant=run.failure is not None and run.failure.kind == FailureKind.INVARIANT,
+            ),
+            failure=run.failure,
+            steps=run.steps,
+            preemptions=run.preemptions,
+            virtual_time=run.virtual_time,
+        )
+
+    @property
+    def trace(self) -> str:
+        return self.schedule.encode()
+
+    def table(self) -> str:
+        """The run as a table: one row per step, one column per thread."""
+        steps = [e.step for e in self.events if e.kind != "call"]
+        failing = steps[-1] if self.failure is not None and steps else None
+        return render_table(self.events, self.thread_names, failing_step=failing)
+
+
+def failure_error(report: RunReport) -> BaseException | None:
+    """The exception a replay of this run raises: the thread's own exception, ``Deadlock``,
+    ``StepLimitExceeded``, ``UncontrolledBlockingError``, or ``AssertionError`` for an
+    invariant.  None when the run passed."""
+    failure = report.failure
+    if failure is None:
+        return None
+    if failure.kind == FailureKind.EXCEPTION and failure.exception is not None:
+        return failure.exception
+    text = f"{failure.message}\n\n{report.table()}\n{failure.details}".rstrip()
+    error = {
+        FailureKind.DEADLOCK: Deadlock,
+        FailureKind.STEP_LIMIT: StepLimitExceeded,
+        FailureKind.TIMEOUT: UncontrolledBlockingError,
+    }.get(failure.kind, AssertionError)
+    return error(text)
+
+
+@dataclass
+class FoundFailure:
+    """A failing schedule, shrunk, with everything needed to understand and replay it."""
+
+    kind: FailureKind
+    message: str
+    exception: BaseException | None
+    trace: str
+    report: RunReport
+    details: str
+    schedules_run: int
+    shrink_runs: int
+    original_preemptions: int
+    strategy: str
+    seed: int | None
+    target: str = "fn"
+    invariant: str | None = None  # the invariant's name, when that is what failed
+    thread: str | None = None  # the thread that raised, for an exception
+
+    @property
+    def preemptions(self) -> int:
+        return self.report.preemptions
+
+    def replay_line(self) -> str:
+        invariant = "" if self.invariant is None else f", invariant={self.invariant}"
+        return f"coordkit.replay({self.target}, {self.trace!r}{invariant})"
+
+    def __str__(self) -> str:
+        kind = self.kind.value.replace("_", " ")
+        head = (
+            f"coordkit found {'an' if kind[0] in 'aeiou' else 'a'} {kind} after {self.schedules_run} "
+            f"schedule(s) (strategy {self.strategy}"
+            + (f", seed {self.seed}" if self.seed is not None else "")
+            + f"); shrunk from {self.original_preemptions} to {self.preemptions} preemption(s) "
+            f"in {self.shrink_runs} runs."
+        )
+        parts = [head, "", f"  {self.message}"]
+        if self.kind == FailureKind.EXCEPTION and self.thread is not None:
+            parts.append(f"  raised in thread {self.thread!r}")
+        parts += ["", self.report.table()]
+        if self.details:
+            parts += ["", self.details.rstrip()]
+        parts += ["", "Replay it exactly (e.g. as a regression test):", f"    {self.replay_line()}"]
+        return "\n".join(parts)
+
+
+@dataclass
+class ExploreResult:
+    """The outcome of ``explore``: ``failure`` is None when no schedule failed."""
+
+    failure: FoundFailure | None
+    schedules_run: int
+    exhausted: bool
+    strategy: str
+    seed: int | None
+    elapsed: float
+    pruned: int = 0
+    leaked_threads: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    def __str__(self) -> str:
+        if self.failure is not None:
+            return str(self.failure)
+        space = "; the bounded space is exhausted" if self.exhausted else ""
+        seed = "" if self.seed is None else f", seed {self.seed}"
+        return (
+            f"no failure in {self.schedules_run} schedule(s) (strategy {self.strategy}{seed}, "
+            f"{self.elapsed:.2f}s){space}"
+        )
+
+
+def render_table(events: Sequence, thread_names: Sequence[str], *, failing_step: int | None = None,
+                 width: int = 44) -> str:
+    """Draw a run as a table: one row per step, one column per thread.
+
+    Each cell shows the operation and the source line of the user's code that did it.
+    """
+    ntask = len(thread_names)
+    header = ["step"] + [f"T{i} {name}"[:width] for i, name in enumerate(thread_names)]
+    rows = [header]
+    for ev in events:
+        cells = [""] * ntask
+        if ev.kind == "call":  # a high-level operation begins (recorded, not a step)
+            cells[ev.tid] = f"» {ev.target}"[:width]
+            rows.append([" ", *cells])
+            continue
+        text = f"blocks on {ev.target}" if ev.kind == "block" else f"{ev.kind} {ev.target}".strip()
+        cells[ev.tid] = _cell(text, ev.where.split(" in ")[0], width)
+        mark = ">" if failing_step is not None and ev.step == failing_step else " "
+        rows.append([f"{mark}{ev.step}", *cells])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = []
+    for k, r in enumerate(rows):
+        lines.append(" | ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+        if k == 0:
+            lines.append("-+-".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _cell(text: str, where: str, width: int) -> str:
+    """``text @ file:line`` in at most ``width`` characters, shortening the text first:
+    the line is what a reader looks up."""
+    if len(text) + 3 + len(where) <= width:
+        return f"{text} @ {where}"
+    if width - 3 - len(where) < 12:  # too little room for the text: shorten the file name
+        where = ".." + where[-(width // 2 - 2):]
+    room = width - 3 - len(where)
+    if len(text) > room:
+        text = text[: room - 2] + ".."
+    return f"{text} @ {where}"

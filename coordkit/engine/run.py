@@ -1,0 +1,362 @@
+"""The one way to run a schedule: ``Session.run(fn, scheduler) -> Run``.
+
+``explore``, ``replay``, the ``Harness``, the stateful machines and every CLI
+verb run schedules through a ``Session``; nothing else drives an ``Execution``.
+
+A session holds what the runs of one call share: the patched stdlib and a
+private worker thread.  Every run happens on the worker, one controlled thread
+at a time, with a step budget and a wall-clock watchdog, so the caller can give
+up on a run that blocks outside the scheduler instead of hanging with it.  Every
+thread a run starts is ended before ``run`` returns.
+"""
+
+from __future__ import annotations
+
+import _thread
+import contextlib
+import ctypes
+import math
+import sys
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from coordkit import sync
+from coordkit.engine import lines
+from coordkit.engine.patch import StdlibPatch, fresh_thread_names, restore_thread_names
+from coordkit.engine.points import Step
+from coordkit.engine.runtime import (
+    FINISHED,
+    Event,
+    Execution,
+    Failure,
+    WatchdogTimeout,
+    quiet_loggers,
+)
+from coordkit.engine.schedulers import Scheduler
+from coordkit.engine.shims import Shims
+from coordkit.errors import FailureKind, UncontrolledBlockingError
+
+__all__ = ["MAX_STEPS", "OpenRun", "Run", "RunOptions", "Session", "run_schedule"]
+
+GRANULARITIES = ("sync", "line")
+MAX_STEPS = 20_000  # the default step budget of a run
+
+
+def _check_positive(name: str, value: Any, *, integer: bool = True) -> None:
+    kind = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kind) or not value > 0 or (
+            not integer and not math.isfinite(value)):
+        what = "a positive integer" if integer else "a positive, finite number"
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What shapes every run of one call (checked when made)."""
+
+    max_steps: int = MAX_STEPS
+    run_timeout: float = 10.0
+    granularity: str = "sync"
+    invariant: Callable[[], Any] | None = None
+    fail_on_thread_exception: bool = True
+    caller_thread: threading.Thread = field(default_factory=sync.real_current_thread)
+
+    def __post_init__(self) -> None:
+        _check_positive("max_steps", self.max_steps)
+        _check_positive("run_timeout", self.run_timeout, integer=False)
+        if self.granularity not in GRANULARITIES:
+            raise ValueError(f"granularity must be one of {GRANULARITIES}, got {self.granularity!r}")
+        if self.granularity == "line" and not lines.SUPPORTED:
+            raise NotImplementedError(
+                "granularity='line' needs Python 3.11 or newer (it switches threads from inside "
+                "trace callbacks, which needs PyThreadState_LeaveTracing)"
+            )
+        if self.invariant is not None and not callable(self.invariant):
+            raise TypeError(f"invariant must be a callable or None, got {self.invariant!r}")
+        if not isinstance(self.fail_on_thread_exception, bool):
+            raise TypeError(
+                f"fail_on_thread_exception must be a bool, got {self.fail_on_thread_exception!r}")
+
+    def execution(self, scheduler: Any, *, record: bool, footprints: bool = False) -> Execution:
+        """A new Execution shaped by these options."""
+        ex = Execution(
+            scheduler,
+            shims=Shims,
+            tracer=lines if self.granularity == "line" else None,
+            max_steps=self.max_steps,
+            record=record,
+            footprints=footprints,
+            caller_thread=self.caller_thread,
+            fail_on_thread_exception=self.fail_on_thread_exception,
+        )
+        ex.invariant = self.invariant
+        return ex
+
+
+@dataclass
+class Run:
+    """What one run of one schedule did."""
+
+    options: RunOptions
+    failure: Failure | None
+    choices: list[tuple[int, int]]  # (enabled threads, index chosen) per choice point
+    steps: int
+    preemptions: int
+    virtual_time: float
+    thread_names: list[str]
+    events: list[Event]  # recorded rows (empty unless recorded)
+    footprints: list[Step] | None  # every step's shared effects (when asked for)
+    leaked: list[str]  # threads that could not be ended
+    pruned: bool  # the scheduler abandoned it as a repeat of explored work
+    scheduler_error: BaseException | None  # a replay that diverged, a non-deterministic program
+
+    @classmethod
+    def of(cls, ex: Execution, options: RunOptions) -> Run:
+        return cls(
+            options=options,
+            failure=ex.failure,
+            choices=list(ex.choices),
+            steps=ex.steps,
+            preemptions=ex.preemptions,
+            virtual_time=ex.clock.now,
+            thread_names=[t.name for t in ex.tasks],
+            events=list(ex.events),
+            footprints=ex.footprints,
+            leaked=list(ex.leaked),
+            pruned=ex.pruned,
+            scheduler_error=ex.scheduler_error,
+        )
+
+    @property
+    def choice_values(self) -> list[int]:
+        return [c for _, c in self.choices]
+
+
+class _Worker:
+    """A private OS thread that runs controlled executions, so the caller can give up on
+    one that blocks outside the scheduler instead of hanging with it."""
+
+    def __init__(self) -> None:
+        self._go = _thread.allocate_lock()
+        self._go.acquire()
+        self._done = _thread.allocate_lock()
+        self._done.acquire()
+        self._job: Callable[[], Any] | None = None
+        self._result: Any = None
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = threading.Thread(
+            target=self._loop, name="coordkit-worker", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            try:
+                self._go.acquire()
+                job = self._job
+                if job is None:
+                    return
+                try:
+                    self._result, self._error = job(), None
+                except BaseException as exc:
+                    self._result, self._error = None, exc
+                self._done.release()
+            except WatchdogTimeout:  # arrived just after the job ended
+                continue
+
+    def run(self, job: Callable[[], Any], timeout: float,
+            started: Callable[[], float | None] | None = None) -> Any:
+        """Run ``job`` on the worker; interrupt a run that overruns ``timeout`` seconds.
+
+        ``started()`` says when the run in progress began (None between runs); without
+        it the whole job is one run.  A run that cannot be interrupted is abandoned and
+        ``UncontrolledBlockingError`` says where it is stuck.
+        """
+        self._job = job
+        job_started = sync.real_monotonic()
+        self._go.release()
+        poll = min(timeout, 0.25) if started is not None else timeout
+        while not self._done.acquire(timeout=poll):
+            began = job_started if started is None else started()
+            if began is not None and sync.real_monotonic() - began >= timeout:
+                return self._interrupt(timeout)
+        return self._finish()
+
+    def _interrupt(self, timeout: float) -> Any:
+        assert self._thread is not None
+        ident = self._thread.ident
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(
+            ctypes.c_ulong(ident), ctypes.py_object(WatchdogTimeout)
+        )
+        if self._done.acquire(timeout=max(1.0, min(timeout, 5.0))):
+            return self._finish()
+        frame = sys._current_frames().get(ident)  # type: ignore[arg-type]
+        stack = "".join(traceback.format_stack(frame)) if frame is not None else "(no stack)"
+        self._thread = None  # abandoned: it is a daemon and holds nothing of the caller's
+        raise UncontrolledBlockingError(
+            f"a controlled run exceeded its wall-clock budget of {timeout:g}s and could not be "
+            "interrupted: a thread is blocked outside the scheduler (an object created before "
+            "the run, or a C extension that blocks). Where it is stuck:\n" + stack
+        )
+
+    @property
+    def ident(self) -> int | None:
+        return None if self._thread is None else self._thread.ident
+
+    def _finish(self) -> Any:
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._job = None
+            self._go.release()
+            self._thread.join(timeout=5.0)
+
+
+class Session:
+    """The patched stdlib and the worker thread, shared by the runs of one call.
+
+    The caller hands the worker whole jobs (an exploration loop, a harness step);
+    runs inside a job execute directly on the worker, and the watchdog times each
+    run from its start.
+    """
+
+    def __init__(self, options: RunOptions, *, quiet: bool = False) -> None:
+        self.options = options
+        self._patch = StdlibPatch()
+        self._worker: _Worker | None = None
+        self._run_started: float | None = None
+        self._current: Execution | None = None
+        # An exploration runs the same code hundreds of times: coordkit's own log
+        # records (a QueueRunner's "Exception in QueueRunner") would repeat as often.
+        self._quiet = quiet_loggers(("coordkit",)) if quiet else contextlib.nullcontext()
+
+    def __enter__(self) -> Session:
+        self._patch.__enter__()
+        self._quiet.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._worker is not None:
+                self._worker.close()
+        finally:
+            self._patch.__exit__()
+            self._quiet.__exit__(None, None, None)
+
+    def call(self, job: Callable[[], Any], *, per_run: bool = False) -> Any:
+        """Run ``job`` on the worker under the watchdog: the whole job is timed, or with
+        ``per_run`` each ``run`` inside it."""
+        if self._worker is None or not self._worker.alive:
+            self._worker = _Worker()
+        started = (lambda: self._run_started) if per_run else None
+        return self._worker.run(job, self.options.run_timeout, started)
+
+    def run(self, fn: Callable[[], Any], scheduler: Scheduler, *, run_index: int = 0,
+            record: bool = False, footprints: bool = False) -> Run:
+        """Run ``fn`` once under ``scheduler``: ``begin``, the run, ``end``."""
+        worker = self._worker
+        if worker is None or _thread.get_ident() != worker.ident:
+            try:
+                return self.call(lambda: self.run(fn, scheduler, run_index=run_index, record=record,
+                                                  footprints=footprints), per_run=True)
+            except UncontrolledBlockingError as exc:
+                return self._abandoned(exc)
+        scheduler.begin(run_index)
+        ex = self._current = self.options.execution(scheduler, record=record, footprints=footprints)
+        saved = fresh_thread_names()
+        self._run_started = sync.real_monotonic()
+        try:
+            ex.run(fn)
+        finally:
+            self._run_started = None
+            restore_thread_names(saved)
+        run = Run.of(ex, self.options)
+        if run.scheduler_error is None:
+            try:
+                scheduler.end(run)
+            except Exception as exc:  # a strict replay that the program ended early
+                run.scheduler_error = exc
+        return run
+
+    def abandoned(self, exc: UncontrolledBlockingError) -> Run:
+        """The run the worker was abandoned in, as a timeout failure."""
+        return self._abandoned(exc)
+
+    def _abandoned(self, exc: UncontrolledBlockingError) -> Run:
+        ex = self._current
+        assert ex is not None
+        ex.failure = Failure(FailureKind.TIMEOUT, str(exc).split("\n", 1)[0], exception=exc,
+                             details=str(exc))
+        return Run.of(ex, self.options)
+
+
+def run_schedule(fn: Callable[[], Any], scheduler: Scheduler, options: RunOptions, *,
+                 record: bool = False) -> Run:
+    """Run ``fn`` once under ``scheduler`` in a session of its own."""
+    with Session(options) as session:
+        return session.run(fn, scheduler, record=record)
+
+
+class OpenRun:
+    """An open-ended run that the caller advances step by step (what the Harness drives).
+
+    It does not end when its threads do: ``settle`` runs every runnable thread
+    until all are parked or done, and a deadline fires only once ``horizon`` lets it.
+    """
+
+    def __init__(self, session: Session, scheduler: Scheduler) -> None:
+        self._session = session
+        ex = self._ex = session.options.execution(scheduler, record=False)
+        ex.fail_on_thread_exception = False
+        ex.open_ended = True
+
+        def init() -> None:
+            from greenlet import getcurrent
+
+            ex._driver = getcurrent()
+
+        session.call(init)
+
+    @property
+    def execution(self) -> Execution:
+        return self._ex
+
+    def spawn(self, body: Callable[[], Any], name: str) -> Any:
+        """A new runnable thread (it runs at the next ``drive``); call on the worker."""
+        return self._ex.spawn(body, name, daemon=True)
+
+    def drive(self, *, steps: int, horizon: float, first: Callable[[], Any] | None = None) -> None:
+        """On the worker: ``first()``, then run until settled, with ``steps`` more steps
+        at most and deadlines up to ``horizon`` firing; the clock then stands at ``horizon``."""
+        ex = self._ex
+
+        def job() -> None:
+            if first is not None:
+                first()
+            ex.max_steps = ex.steps + steps
+            ex.horizon = horizon
+            ex.drive()
+            if ex.failure is None and ex.clock.now < horizon:
+                ex.clock.now = horizon
+
+        self._session.call(job)
+
+    def call(self, job: Callable[[], Any]) -> Any:
+        return self._session.call(job)
+
+    def pending(self) -> list[str]:
+        return [f"{t.name}: {t.waiting_on}" for t in self._ex.tasks
+                if t.state is not FINISHED and t.waiting_on]
+
+    def close(self) -> None:
+        self._session.call(self._ex.end)
+

@@ -1,0 +1,40 @@
+"""The ``Scheduler`` interface every strategy implements."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from coordkit.engine.points import Point
+    from coordkit.engine.run import Run
+
+__all__ = ["PRUNE", "Scheduler"]
+
+# Returned by ``choose`` to abandon a run that can only repeat explored work.
+PRUNE = -1
+
+
+class Scheduler:
+    """Base class: override ``choose``; the hooks default to doing nothing.
+
+    ``choose(point, enabled)`` returns an index into ``enabled`` (0 is the
+    default: no preemption), or ``PRUNE``; it may raise to stop the run (a replay
+    that diverged).  ``end(run)`` sees the finished ``Run`` record and may raise
+    for the same reason.  A scheduler never reaches into the runtime.
+    """
+
+    name = "scheduler"
+
+    def begin(self, run_index: int) -> None:
+        """A new run starts."""
+
+    def choose(self, point: Point, enabled: list[Point]) -> int:
+        raise NotImplementedError
+
+    def end(self, run: Run) -> None:
+        """The run ended (passed, failed or was pruned)."""
+
+    @property
+    def exhausted(self) -> bool:
+        """True once every schedule this strategy can produce has been run."""
+        return False

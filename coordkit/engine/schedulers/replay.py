@@ -1,0 +1,86 @@
+"""Replaying recorded choices, strictly or leniently."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from coordkit.engine.points import Point
+from coordkit.engine.schedulers.base import Scheduler
+from coordkit.errors import TraceDivergedError
+
+if TYPE_CHECKING:
+    from coordkit.engine.run import Run
+
+__all__ = ["ReplayScheduler"]
+
+_CHANGED = (
+    ". The program no longer follows this trace: if you changed it (fixed the bug, say), "
+    "replay with strict=False to run the old schedule as far as it fits, or explore again"
+)
+
+
+class ReplayScheduler(Scheduler):
+    """Follow recorded choices.
+
+    Strict (the default): the program must present the same number of candidates
+    at every choice point and no more or fewer choice points, else
+    ``TraceDivergedError`` names the first step that differs.  Lenient: missing
+    choices are 0, out-of-range non-zero ones wrap into 1..n-1 (used for shrinking and for
+    Hypothesis-generated schedules).
+    """
+
+    name = "replay"
+
+    def __init__(self, choices: Sequence[Any], strict: bool = True) -> None:
+        self.strict = strict
+        if strict:
+            self._expected = [n for n, _ in choices]
+            self._choices = [c for _, c in choices]
+        else:
+            self._expected = []
+            self._choices = [c if isinstance(c, int) else c[1] for c in choices]
+        self._k = 0
+
+    def use(self, choices: Sequence[int]) -> None:
+        """Lenient: follow ``choices`` from the next choice point on (the harness's steps)."""
+        self._choices = [int(c) for c in choices]
+        self._k = 0
+
+    def begin(self, run_index: int) -> None:
+        self._k = 0
+
+    def choose(self, point: Point, enabled: list[Point]) -> int:
+        k = self._k
+        self._k += 1
+        n = len(enabled)
+        if k >= len(self._choices):
+            if self.strict:
+                raise TraceDivergedError(
+                    f"replay diverged at choice point {k} (step {point.step}): the trace "
+                    f"ended after {len(self._choices)} choice points but the program goes on "
+                    f"({_describe(enabled)}){_CHANGED}"
+                )
+            return 0
+        c = self._choices[k]
+        if self.strict:
+            if self._expected[k] != n:
+                raise TraceDivergedError(
+                    f"replay diverged at choice point {k} (step {point.step}): the trace "
+                    f"had {self._expected[k]} runnable threads here, the program has {n} "
+                    f"({_describe(enabled)}){_CHANGED}"
+                )
+            return c
+        # A non-zero choice stays a switch (never wraps to 0, which means "keep going").
+        return c if c < n else 1 + (c - 1) % (n - 1)
+
+    def end(self, run: Run) -> None:
+        if self.strict and run.failure is None and self._k < len(self._choices):
+            raise TraceDivergedError(
+                f"replay diverged: the program ended after {self._k} choice points but the "
+                f"trace has {len(self._choices)}{_CHANGED}"
+            )
+
+
+def _describe(enabled: list[Point]) -> str:
+    return ", ".join(f"T{p.thread} about to {p.op} {p.obj}".rstrip() for p in enabled)

@@ -1,0 +1,211 @@
+"""``explore``: run a program under many schedules, and shrink the first failure.
+
+The loop over schedules, its budgets and progress live here; running one
+schedule is ``Session.run``, shrinking is ``shrink``, reporting is ``report``.
+A failure found by any strategy is shrunk to fewer context switches before it
+is reported, with the trace string that replays it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from coordkit import sync
+from coordkit.engine.report import ExploreResult, FoundFailure, RunReport, same_failure, target_name
+from coordkit.engine.run import MAX_STEPS, Run, RunOptions, Session
+from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler, Scheduler, make_scheduler
+from coordkit.engine.shrink import shrink as shrink_choices
+from coordkit.errors import FailureKind, UncontrolledBlockingError
+
+__all__ = ["explore", "run_options"]
+
+Progress = Callable[[int, float], Any]
+
+
+def _check_positive(name: str, value: Any, *, allow_none: bool = False, integer: bool = True) -> None:
+    if value is None and allow_none:
+        return
+    kind = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kind) or not value > 0:
+        what = "a positive integer" if integer else "a positive number"
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+
+
+def run_options(fn: Any, *, max_steps: int = MAX_STEPS, run_timeout: float = 10.0,
+                granularity: str = "sync", invariant: Any = None,
+                fail_on_thread_exception: bool = True) -> RunOptions:
+    """Check ``fn`` and the options of its runs."""
+    if not callable(fn):
+        raise TypeError(f"fn must be a zero-argument callable, got {fn!r}")
+    if isinstance(run_timeout, int) and not isinstance(run_timeout, bool):
+        run_timeout = float(run_timeout)
+    return RunOptions(max_steps, run_timeout, granularity, invariant, fail_on_thread_exception)
+
+
+def explore(
+    fn: Callable[[], Any],
+    *,
+    strategy: str | Scheduler = "pct",
+    max_schedules: int = 1000,
+    seed: int | None = None,
+    depth: int = 3,
+    max_preemptions: int | None = 2,
+    max_steps: int = MAX_STEPS,
+    time_budget: float | None = None,
+    run_timeout: float = 10.0,
+    granularity: str = "sync",
+    invariant: Callable[[], Any] | None = None,
+    shrink: bool = True,
+    fail_on_thread_exception: bool = True,
+    progress: Progress | None = None,
+) -> ExploreResult:
+    """Run the zero-argument callable ``fn`` under up to ``max_schedules`` schedules.
+
+    ``fn`` and every thread it starts run one at a time under the chosen
+    strategy (``"pct"`` with bug depth ``depth``, ``"random"``, ``"dfs"``
+    bounded by ``max_preemptions`` with sleep-set reduction, or
+    ``"hypothesis"``).  A run fails when a thread raises, every live thread is
+    blocked (deadlock), it takes more than ``max_steps`` steps, or
+    ``invariant()`` (checked at every step) returns false or raises.  The
+    first failure is shrunk to fewer preemptions and returned as
+    ``result.failure``; ``result.failure.trace`` replays it with ``replay``.
+
+    ``time_budget`` caps the whole exploration in wall-clock seconds;
+    ``run_timeout`` caps one run (a watchdog ends a run stuck outside the
+    scheduler).  ``seed=None`` picks a seed and reports it in the result.
+    """
+    options = run_options(fn, max_steps=max_steps, run_timeout=run_timeout, granularity=granularity,
+                          invariant=invariant, fail_on_thread_exception=fail_on_thread_exception)
+    _check_positive("max_schedules", max_schedules)
+    _check_positive("depth", depth)
+    _check_positive("time_budget", time_budget, allow_none=True, integer=False)
+    if max_preemptions is not None and (isinstance(max_preemptions, bool)
+                                        or not isinstance(max_preemptions, int) or max_preemptions < 0):
+        raise ValueError(f"max_preemptions must be a non-negative integer or None, got {max_preemptions!r}")
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**32)
+    elif isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int or None, got {seed!r}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable or None, got {progress!r}")
+    search = _Search(fn, options, max_schedules, time_budget, progress)
+    if strategy == "hypothesis":
+        from coordkit.engine.hypothesis_search import find_with_hypothesis
+
+        return search.result(lambda session: find_with_hypothesis(search, session, seed, shrink),
+                             "hypothesis", seed, shrink, exhausted=lambda: False)
+    scheduler = make_scheduler(strategy, seed=seed, depth=depth, max_preemptions=max_preemptions)
+    if isinstance(scheduler, DFSScheduler):
+        seed = None  # a systematic search draws nothing at random: no seed to report
+    return search.result(lambda session: search.loop(session, scheduler), scheduler.name, seed, shrink,
+                         exhausted=lambda: scheduler.exhausted)
+
+
+class _Search:
+    """One exploration's state: the runs so far, their budgets and progress."""
+
+    def __init__(self, fn: Callable[[], Any], options: RunOptions, max_schedules: int,
+                 time_budget: float | None, progress: Progress | None) -> None:
+        self.fn = fn
+        self.options = options
+        self.max_schedules = max_schedules
+        self.started = sync.real_monotonic()
+        self.deadline = None if time_budget is None else self.started + time_budget
+        self.progress = progress
+        self.runs = 0
+        self.pruned = 0
+        self.leaked: list[str] = []
+
+    def ran(self, run: Run) -> None:
+        """Count a finished run; raise what its scheduler raised."""
+        self.runs += 1
+        self.leaked.extend(run.leaked)
+        self.pruned += run.pruned
+        if self.progress is not None:
+            self.progress(self.runs, sync.real_monotonic() - self.started)
+        if run.scheduler_error is not None:
+            raise run.scheduler_error
+
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and sync.real_monotonic() > self.deadline
+
+    def loop(self, session: Session, scheduler: Scheduler) -> Run | None:
+        """On the worker: run schedules until one fails or a budget is spent."""
+        while self.runs < self.max_schedules:
+            run = session.run(self.fn, scheduler, run_index=self.runs)
+            self.ran(run)
+            if run.failure is not None:
+                return run
+            if scheduler.exhausted or self.out_of_time():
+                return None
+        return None
+
+    def result(self, find: Callable[[Session], Run | None], strategy: str, seed: int | None,
+               shrink: bool, *, exhausted: Callable[[], bool]) -> ExploreResult:
+        with Session(self.options, quiet=True) as session:
+            try:
+                found = session.call(lambda: find(session), per_run=True)
+            except UncontrolledBlockingError as exc:
+                found = session.abandoned(exc)
+                self.runs += 1
+            failure = None
+            if found is not None:
+                failure = session.call(lambda: self.report(session, found, shrink, strategy, seed),
+                                       per_run=True)
+        return ExploreResult(
+            failure=failure,
+            schedules_run=self.runs,
+            exhausted=exhausted() and found is None,
+            strategy=strategy,
+            seed=seed,
+            elapsed=sync.real_monotonic() - self.started,
+            pruned=self.pruned,
+            leaked_threads=self.leaked,
+        )
+
+    def report(self, session: Session, found: Run, shrink: bool, strategy: str,
+               seed: int | None) -> FoundFailure:
+        """Shrink ``found`` and record the shrunk run (on the worker)."""
+        assert found.failure is not None
+        choices = found.choice_values
+        original = sum(1 for c in choices if c)
+        shrink_runs = 0
+        if found.failure.kind == FailureKind.TIMEOUT:
+            final = found  # replaying it would only hit the wall-clock budget again
+        else:
+            if shrink:
+                choices, shrink_runs = shrink_choices(session, self.fn, found.failure, choices,
+                                                      max_runs=2000, time_budget=10.0)
+            final = session.run(self.fn, ReplayScheduler(choices, strict=False), record=True)
+        if not same_failure(found.failure, final.failure):
+            # The program does not fail the same way twice (it reads real time or randomness):
+            # report the failure as found, without a recorded table.
+            final = found
+        return _found_failure(self, RunReport.of(final), self.runs, shrink_runs, original,
+                              strategy, seed)
+
+
+def _found_failure(search: _Search, report: RunReport, runs: int, shrink_runs: int, original: int,
+                   strategy: str, seed: int | None) -> FoundFailure:
+    failure = report.failure
+    assert failure is not None
+    invariant = search.options.invariant
+    return FoundFailure(
+        kind=failure.kind,
+        message=failure.message,
+        exception=failure.exception,
+        trace=report.trace,
+        report=report,
+        details=failure.details,
+        schedules_run=runs,
+        shrink_runs=shrink_runs,
+        original_preemptions=original,
+        strategy=strategy,
+        seed=seed,
+        target=target_name(search.fn),
+        invariant=(target_name(invariant)
+                   if failure.kind == FailureKind.INVARIANT and invariant is not None else None),
+        thread=failure.thread,
+    )

@@ -1,0 +1,211 @@
+"""Schedules as data: a versioned, printable, copy-pasteable encoding, and a text rendering.
+
+A schedule is the list of answers given at the choice points of a run, each
+stored with the number of candidates there was, so that a replay can tell
+exactly where a changed program stops matching.  It counts scheduling points,
+never bytecodes, so the same string replays on every supported CPython.
+
+The string form is ``ck2_<payload>_<check>``: ``ck2`` names format version 2,
+the payload is base32 (lowercase, no padding) of a varint stream (the run's
+options: a flags word and the step budget, then run-length coded
+``(candidates, choice, repeat)`` triples), and the check is the CRC-32 of the
+payload in base32.  Only ``[a-z0-9_]`` appears, so a double-click selects the
+whole trace.  Version 1 (``ck1_``) traces are refused with a clear error: they
+come from a scheduler that ordered its choices differently, so the same string
+would name a different schedule.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from coordkit.errors import TraceFormatError
+
+__all__ = ["Choices", "Schedule"]
+
+_PREFIX = "ck2"
+_V1 = "ck1"
+_LINE = 1  # flags: the run had line granularity
+_THREAD_ERRORS_PASS = 2  # flags: a thread's exception did not fail the run
+_INVARIANT = 4  # flags: the run failed on the invariant it was given
+
+
+def _varint(n: int, out: bytearray) -> None:
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return
+
+
+def _read_varints(data: bytes) -> list[int]:
+    values, n, shift = [], 0, 0
+    for b in data:
+        n |= (b & 0x7F) << shift
+        if b & 0x80:
+            shift += 7
+            if shift > 63:
+                raise TraceFormatError("corrupt trace: a number in the payload is too long")
+        else:
+            values.append(n)
+            n, shift = 0, 0
+    if shift:
+        raise TraceFormatError("corrupt trace: the payload ends in the middle of a number")
+    return values
+
+
+def _b32(data: bytes) -> str:
+    return base64.b32encode(data).decode("ascii").rstrip("=").lower()
+
+
+def _unb32(text: str) -> bytes:
+    pad = "=" * (-len(text) % 8)
+    try:
+        return base64.b32decode(text.upper() + pad)
+    except (binascii.Error, ValueError) as exc:
+        raise TraceFormatError(f"corrupt trace: payload is not base32 ({exc})") from None
+
+
+def _check(payload: bytes) -> str:
+    return _b32((binascii.crc32(payload) & 0xFFFFFFFF).to_bytes(4, "big"))
+
+
+@dataclass(frozen=True)
+class Choices:
+    """A lenient schedule: choice indices (0 keeps the current thread), reduced modulo the
+    number of candidates; missing ones are 0.  What ``coordkit.schedules()`` generates."""
+
+    values: tuple[int, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"Choices({list(self.values)!r})"
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The choices of one run: ``(number of candidates, index chosen)`` per choice point.
+
+    It also records the options that shape the run's choice points, so a replay
+    needs nothing but the string: ``granularity``, ``fail_on_thread_exception``
+    and ``max_steps``; and ``invariant``, whether the run failed on an invariant
+    (which a replay must be given again).
+    """
+
+    choices: tuple[tuple[int, int], ...] = ()
+    granularity: str = "sync"
+    fail_on_thread_exception: bool = True
+    max_steps: int | None = None  # None: the default budget
+    invariant: bool = False
+
+    def __post_init__(self) -> None:
+        for i, (n, c) in enumerate(self.choices):
+            if n < 2 or not 0 <= c < n:
+                raise TraceFormatError(
+                    f"choice {i} is {c} of {n} candidates: a choice point has at least "
+                    "2 candidates and the choice is an index below that number"
+                )
+        if self.granularity not in ("sync", "line"):
+            raise ValueError(f"granularity must be 'sync' or 'line', got {self.granularity!r}")
+
+    @property
+    def preemptions(self) -> int:
+        """An upper bound on context switches: the choices that are not 0."""
+        return sum(1 for _, c in self.choices if c)
+
+    def encode(self) -> str:
+        """The trace string (``ck2_...``)."""
+        out = bytearray()
+        flags = (
+            (_LINE if self.granularity == "line" else 0)
+            | (_THREAD_ERRORS_PASS if self.fail_on_thread_exception is False else 0)
+            | (_INVARIANT if self.invariant else 0)
+        )
+        _varint(flags, out)
+        _varint(self.max_steps or 0, out)
+        i, choices = 0, self.choices
+        while i < len(choices):
+            j = i
+            while j + 1 < len(choices) and choices[j + 1] == choices[i]:
+                j += 1
+            n, c = choices[i]
+            _varint(n, out)
+            _varint(c, out)
+            _varint(j - i + 1, out)
+            i = j + 1
+        payload = bytes(out)
+        return f"{_PREFIX}_{_b32(payload)}_{_check(payload)}"
+
+    @classmethod
+    def decode(cls, text: str) -> Schedule:
+        """Parse a trace string, rejecting a corrupt or unknown one with ``TraceFormatError``."""
+        if not isinstance(text, str):
+            raise TraceFormatError(f"a trace is a string, got {type(text).__name__}: {text!r}")
+        text = text.strip()
+        parts = text.split("_")
+        if len(parts) != 3:
+            raise TraceFormatError(
+                f"not a coordkit trace: {text[:40]!r} (expected '{_PREFIX}_<payload>_<check>')"
+            )
+        version, body, check = parts
+        if version == _V1:
+            raise TraceFormatError(
+                f"{_V1!r} traces come from an earlier coordkit, whose choice points were "
+                "ordered differently (before yields, fairness and store points): this one "
+                f"would replay another schedule. Explore again to get a {_PREFIX!r} trace"
+            )
+        if version != _PREFIX:
+            raise TraceFormatError(
+                f"unknown trace format version {version!r}; this coordkit reads {_PREFIX!r}"
+            )
+        payload = _unb32(body)
+        if _check(payload) != check:
+            raise TraceFormatError(
+                "corrupt trace: the check does not match the payload (was it truncated or edited?)"
+            )
+        values = _read_varints(payload)
+        if len(values) < 2:
+            raise TraceFormatError("corrupt trace: the payload has no options header")
+        (flags, max_steps), values = values[:2], values[2:]
+        if flags & ~(_LINE | _THREAD_ERRORS_PASS | _INVARIANT):
+            raise TraceFormatError(f"corrupt trace: unknown option flags {flags:#x}")
+        if len(values) % 3:
+            raise TraceFormatError("corrupt trace: the payload is not a whole number of entries")
+        choices: list[tuple[int, int]] = []
+        for k in range(0, len(values), 3):
+            n, c, repeat = values[k : k + 3]
+            if repeat < 1:
+                raise TraceFormatError("corrupt trace: an entry repeats zero times")
+            choices.extend([(n, c)] * repeat)
+        return cls(
+            tuple(choices),
+            granularity="line" if flags & _LINE else "sync",
+            fail_on_thread_exception=not flags & _THREAD_ERRORS_PASS,
+            max_steps=max_steps or None,
+            invariant=bool(flags & _INVARIANT),
+        )
+
+    def describe(self) -> str:
+        """One line: the choice points and the recorded options."""
+        options = f"granularity={self.granularity!r}"
+        if not self.fail_on_thread_exception:
+            options += ", fail_on_thread_exception=False"
+        if self.max_steps:
+            options += f", max_steps={self.max_steps}"
+        if self.invariant:
+            options += "; failed on its invariant"
+        return (f"{len(self.choices)} choice points, {self.preemptions} preemption(s) at most; "
+                f"{options}")
+
+    @classmethod
+    def from_choices(cls, choices: Iterable[tuple[int, int]], **options: Any) -> Schedule:
+        return cls(tuple((int(n), int(c)) for n, c in choices), **options)
+
+    def __str__(self) -> str:
+        return self.encode()
