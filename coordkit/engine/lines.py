@@ -92,7 +92,7 @@ else:
     SUPPORTED = False
 
 
-def _on_line(ex: Execution, kind: str = "line", target: str | None = None) -> None:
+def _on_line(ex: Execution, kind: str = "line", target: str = "") -> None:
     if ex.tracer is not None and not ex.killing:
         # CPython turns tracing off while a trace or monitoring callback runs. A switch
         # to another thread from in here would leave that thread untraced, so leave the

@@ -12,6 +12,7 @@ from __future__ import annotations
 import _thread
 import _threading_local
 import functools
+import itertools
 import queue as _queue
 import sys
 import threading
@@ -20,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from coordkit import sync
-from coordkit.engine.runtime import FINISHED, Kill, current_execution
+from coordkit.engine.runtime import FINISHED, Kill, WaitQueue, current_execution
 
 __all__ = ["StdlibPatch", "fresh_thread_names", "install_thread_hooks", "restore_thread_names"]
 
@@ -57,9 +58,11 @@ def _thread_join(self: threading.Thread, timeout: float | None = None) -> None:
         return
     if task is ex.current:
         raise RuntimeError("cannot join current thread")
-    ex.point("join", task)
+    ex.point("join", task.label)
     if task.state is not FINISHED:
-        task.joiners.park(f"join({task.label})", ex.clock.deadline(timeout))
+        if task.joiners is None:
+            task.joiners = WaitQueue()
+        task.joiners.park(ex, f"join({task.label})", ex.clock.deadline(timeout))
 
 
 def _thread_is_alive(self: threading.Thread) -> bool:
@@ -68,7 +71,7 @@ def _thread_is_alive(self: threading.Thread) -> bool:
         return _orig_is_alive(self)
     ex = current_execution()
     if ex is not None:
-        ex.point("is_alive", task)
+        ex.point("is_alive", task.label)
     return task.state is not FINISHED
 
 
@@ -175,7 +178,7 @@ def _enumerate() -> list[threading.Thread]:
     ex = current_execution()
     if ex is None:
         return _real_enumerate()
-    ex.point("enumerate", None)
+    ex.point("enumerate")
     return ex.live_thread_objects()
 
 
@@ -183,7 +186,7 @@ def _active_count() -> int:
     ex = current_execution()
     if ex is None:
         return _real_active_count()
-    ex.point("active_count", None)
+    ex.point("active_count")
     return len(ex.live_thread_objects())
 
 
@@ -333,8 +336,6 @@ def _forget_controlled_threads() -> None:
 
 def fresh_thread_names() -> Any:
     """Restart ``Thread-N`` numbering so each run names its threads identically."""
-    import itertools
-
     saved = threading._counter  # type: ignore[attr-defined]
     threading._counter = itertools.count(1).__next__  # type: ignore[attr-defined]
     return saved

@@ -13,7 +13,6 @@ thread a run starts is ended before ``run`` returns.
 from __future__ import annotations
 
 import _thread
-import contextlib
 import ctypes
 import math
 import sys
@@ -32,8 +31,8 @@ from coordkit.engine.runtime import (
     Event,
     Execution,
     Failure,
+    QuietLoggers,
     WatchdogTimeout,
-    quiet_loggers,
 )
 from coordkit.engine.schedulers import Scheduler
 from coordkit.engine.shims import Shims
@@ -96,7 +95,7 @@ class RunOptions:
         return ex
 
 
-@dataclass
+@dataclass(slots=True)
 class Run:
     """What one run of one schedule did."""
 
@@ -118,14 +117,14 @@ class Run:
         return cls(
             options=options,
             failure=ex.failure,
-            choices=list(ex.choices),
+            choices=ex.choices,
             steps=ex.steps,
             preemptions=ex.preemptions,
             virtual_time=ex.clock.now,
             thread_names=[t.name for t in ex.tasks],
-            events=list(ex.events),
+            events=ex.events,
             footprints=ex.footprints,
-            leaked=list(ex.leaked),
+            leaked=ex.leaked,
             pruned=ex.pruned,
             scheduler_error=ex.scheduler_error,
         )
@@ -237,7 +236,7 @@ class Session:
         self._current: Execution | None = None
         # An exploration runs the same code hundreds of times: coordkit's own log
         # records (a QueueRunner's "Exception in QueueRunner") would repeat as often.
-        self._quiet = quiet_loggers(("coordkit",)) if quiet else contextlib.nullcontext()
+        self._quiet = QuietLoggers(("coordkit",) if quiet else ())
 
     def __enter__(self) -> Session:
         self._patch.__enter__()

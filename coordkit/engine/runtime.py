@@ -23,12 +23,12 @@ line tracer are handed to an ``Execution`` by whoever creates it (``run``).
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import logging
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -68,6 +68,11 @@ class WatchdogTimeout(BaseException):
     """Raised asynchronously in a run that exceeded its wall-clock budget."""
 
 
+# Point(...) without NamedTuple's Python-level __new__: one is made at every step.
+_new_point = functools.partial(tuple.__new__, Point)
+_NOT_STARTED = Point(-1, "start")
+
+
 class TaskGreenlet(greenlet.greenlet):
     """A greenlet that runs one controlled thread."""
 
@@ -75,7 +80,7 @@ class TaskGreenlet(greenlet.greenlet):
     task_execution: Execution
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Task:
     """One controlled thread of an execution."""
 
@@ -83,12 +88,12 @@ class Task:
     name: str
     daemon: bool
     target: Callable[[], Any]
+    label: str  # T<tid>: how reports and points name the thread
     thread: threading.Thread | None = None
     glet: TaskGreenlet | None = None
     state: str = RUNNABLE
-    # What the thread does next (set at each scheduling point) or waits on.
-    op: tuple[str, Any] | None = None
-    reached: int = 0  # the run's step count when it reached ``op``
+    # The point it is at: what it does when it next runs (set at each scheduling point).
+    pt: Point = _NOT_STARTED
     waiting_on: str = ""
     parked_on: WaitQueue | None = None
     deadline: float | None = None
@@ -99,19 +104,8 @@ class Task:
     step: Step | None = None  # the step it is in (recorded only when footprints are)
 
     @property
-    def label(self) -> str:
-        return f"T{self.tid}"
-
-    _ck_label = label  # how points name a thread
-
-    def point(self, step: int | None = None) -> Point:
-        """The point this thread is at (what it does when it next runs), reached at
-        ``step`` (default: when it got there)."""
-        step = self.reached if step is None else step
-        if self.op is None:
-            return Point(self.tid, "start" if self.state is RUNNABLE else "end", self.label, False, step)
-        kind, target = self.op
-        return Point(self.tid, kind, label_of(target), self.yielding, step)
+    def _ck_label(self) -> str:  # how points name a thread
+        return self.label
 
 
 @dataclass(frozen=True)
@@ -164,34 +158,28 @@ class Clock:
         return self.now + max(float(timeout), 0.0)
 
 
-class WaitQueue:
+class WaitQueue(list):
     """Threads parked until another thread unparks them (trio's ParkingLot).
 
     The one way a controlled thread waits: every shim parks on one of these and
-    wakes its waiters through it, in FIFO order.
+    wakes its waiters through it, in FIFO order.  A list of the parked tasks, so
+    that making one and asking whether anyone waits cost what a list does.
     """
 
-    __slots__ = ("_ex", "tasks")
+    __slots__ = ()
 
-    def __init__(self, ex: Execution) -> None:
-        self._ex = ex
-        self.tasks: list[Task] = []
-
-    def __len__(self) -> int:
-        return len(self.tasks)
-
-    def park(self, what: str, deadline: float | None = None) -> bool:
+    def park(self, ex: Execution, what: str, deadline: float | None = None) -> bool:
         """Park the running thread until unparked (True) or ``deadline`` passes (False)."""
-        return self._ex.block(self, what, deadline)
+        return ex.block(self, what, deadline)
 
-    def unpark(self, n: int = 1) -> None:
+    def unpark(self, ex: Execution, n: int = 1) -> None:
         """Make the first ``n`` parked threads runnable."""
-        wake = self._ex.wake
-        for task in self.tasks[:n]:
-            wake(task)
+        for task in self[:n]:
+            ex.wake(task)
 
-    def unpark_all(self) -> None:
-        self.unpark(len(self.tasks))
+    def unpark_all(self, ex: Execution) -> None:
+        for task in list(self):
+            ex.wake(task)
 
 
 _getcurrent = greenlet.getcurrent
@@ -210,17 +198,27 @@ def current_execution() -> Execution | None:
 sync.controller = current_execution
 
 
-@contextlib.contextmanager
-def quiet_loggers(names: tuple[str, ...]) -> Iterator[None]:
-    loggers = [logging.getLogger(name) for name in names]
-    saved = [lg.disabled for lg in loggers]
-    for lg in loggers:
-        lg.disabled = True
-    try:
-        yield
-    finally:
-        for lg, was in zip(loggers, saved):
+class QuietLoggers:
+    """Disable the named loggers inside ``with`` (re-entrant per object: each ``with``
+    restores what it found).  The loggers are looked up once: a run enters this."""
+
+    __slots__ = ("_loggers", "_saved")
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self._loggers = [logging.getLogger(name) for name in names]
+        self._saved: list[list[bool]] = []
+
+    def __enter__(self) -> None:
+        self._saved.append([lg.disabled for lg in self._loggers])
+        for lg in self._loggers:
+            lg.disabled = True
+
+    def __exit__(self, *exc: object) -> None:
+        for lg, was in zip(self._loggers, self._saved.pop()):
             lg.disabled = was
+
+
+_QUIET_KILL_REPORTS = QuietLoggers(_LOGGERS_THAT_REPORT_KILLS)
 
 
 class Execution:
@@ -311,8 +309,10 @@ class Execution:
 
     def spawn(self, target: Callable[[], Any], name: str, daemon: bool, thread: Any = None) -> Task:
         """Create a runnable controlled thread (it runs when the scheduler picks it)."""
-        task = Task(tid=len(self.tasks), name=name, daemon=daemon, target=target, thread=thread)
-        task.joiners = WaitQueue(self)
+        tid = len(self.tasks)
+        label = f"T{tid}"
+        task = Task(tid=tid, name=name, daemon=daemon, target=target, label=label, thread=thread,
+                    pt=_new_point((tid, "start", label, False, self.steps)))
         glet = TaskGreenlet(self._task_main, parent=self._driver)
         glet.task = task
         glet.task_execution = self
@@ -354,13 +354,14 @@ class Execution:
 
     def _thread_ended(self, task: Task) -> None:
         """The thread's last step ends it and wakes its joiners: part of its footprint."""
-        self.effect(task, "end")
+        if self.footprints is not None:
+            self.effect(task, "end")
         task.state = FINISHED
-        task.op = None
+        task.pt = _new_point((task.tid, "end", task.label, False, self.steps))
         if not task.daemon:
             self._nondaemon_alive -= 1
-        assert task.joiners is not None
-        task.joiners.unpark_all()
+        if task.joiners:
+            task.joiners.unpark_all(self)
 
     def _call_excepthook(self, task: Task, exc: BaseException) -> None:
         """Hand a thread's exception to the ``threading.excepthook`` the program installed,
@@ -416,7 +417,7 @@ class Execution:
         """End every thread still alive; nothing started by the run outlives it."""
         self.killing = True
         try:
-            with quiet_loggers(_LOGGERS_THAT_REPORT_KILLS):
+            with _QUIET_KILL_REPORTS:
                 self._unwind()
         finally:
             self.current = None
@@ -453,21 +454,21 @@ class Execution:
 
     # -- scheduling -------------------------------------------------------
 
-    def point(self, kind: str, target: Any = None) -> None:
-        """A scheduling point: the current thread is about to do ``kind`` on ``target``."""
+    def point(self, kind: str, obj: str = "") -> None:
+        """A scheduling point: the current thread is about to do ``kind`` on the object
+        labelled ``obj`` (``Lock#2``, ``T1``, a memory location; ``""`` for nothing shared)."""
         if self.killing or self._in_invariant:
             return
         task = self.current
         assert task is not None
-        task.op = (kind, target)
         self.steps += 1
-        task.reached = self.steps
+        task.pt = _new_point((task.tid, kind, obj, task.yielding, self.steps))
         if self.footprints is not None:
-            self._open_step(task, kind, target)
+            self._open_step(task)
         if self.record:
-            self._record(task, kind, target)
+            self._record(task, kind, obj)
         if self.steps > self.max_steps:
-            self.terminate(_step_limit_failure(self, task, kind, target))
+            self.terminate(_step_limit_failure(self, task, kind, obj))
         if self.invariant is not None:
             self._check_invariant(task)
         nxt = self._next(task)
@@ -481,12 +482,12 @@ class Execution:
         if self.footprints is not None and task is not None and task.step is not None:
             task.step.footprint.append(Effect(label_of(target), access_of(op), op))
 
-    def _open_step(self, task: Task, kind: str, target: Any) -> None:
+    def _open_step(self, task: Task) -> None:
         assert self.footprints is not None
-        obj = label_of(target)
-        step = Step(len(self.footprints), Point(task.tid, kind, obj, task.yielding, self.steps))
-        if obj:
-            step.footprint.append(Effect(obj, access_of(kind), kind))
+        point = task.pt
+        step = Step(len(self.footprints), point)
+        if point.obj:
+            step.footprint.append(Effect(point.obj, access_of(point.op), point.op))
         self.footprints.append(step)
         task.step = step
 
@@ -516,8 +517,8 @@ class Execution:
         self.events.append(Event(self.steps + 1, task.tid, "call", f"{operation} {label}",
                                  where(sys._getframe(1)), self.clock.now))
 
-    def _record(self, task: Task, kind: str, target: Any) -> None:
-        self.events.append(Event(self.steps, task.tid, kind, label_of(target),
+    def _record(self, task: Task, kind: str, obj: str) -> None:
+        self.events.append(Event(self.steps, task.tid, kind, obj,
                                  where(sys._getframe(1)), self.clock.now))
 
     def _switch(self, nxt: Task | None) -> None:
@@ -532,9 +533,10 @@ class Execution:
         if self.killing:
             raise Kill()
 
-    def _candidates(self, cur: Task | None) -> list[Task]:
-        """Runnable threads, current first, then round-robin by id after it; a yielding
-        current thread goes last instead, so that stepping aside is the default."""
+    def _enabled(self, cur: Task | None) -> list[Point]:
+        """The points of the runnable threads, current first, then round-robin by id after
+        it; a yielding current thread goes last instead, so that stepping aside is the
+        default."""
         tasks = self.tasks
         n = len(tasks)
         start = 0 if cur is None else cur.tid
@@ -542,56 +544,49 @@ class Execution:
         for i in range(n):
             t = tasks[(start + i) % n]
             if t.state is RUNNABLE:
-                out.append(t)
-        if cur is not None and cur.yielding and len(out) > 1 and out[0] is cur:
+                out.append(t.pt)
+        if cur is not None and cur.yielding and len(out) > 1 and out[0].thread == cur.tid:
             out.append(out.pop(0))
         return out
 
     def _next(self, cur: Task | None) -> Task | None:
-        """Pick the next thread to run, advancing time or failing if none can."""
+        """Pick the next thread to run, advancing time or failing if none can; at a choice
+        point (two or more runnable threads) the scheduler picks."""
         while True:
             if self._nondaemon_alive == 0 and not self.open_ended:
                 return None
-            cands = self._candidates(cur)
-            if cands:
+            enabled = self._enabled(cur)
+            if enabled:
                 break
             if not self._fire_earliest_deadline():
                 if not self.open_ended:  # open-ended: settled, every thread parked or done
                     self._deadlock()
                     self._stop = True
                 return None
-        if len(cands) == 1:
-            return cands[0]
-        return self._choose(cur, cands)
-
-    def _choose(self, cur: Task | None, cands: list[Task]) -> Task | None:
-        """Ask the scheduler which of two or more runnable threads runs next."""
-        forced = False
-        if cur is not None and cands[0] is cur:
+        if len(enabled) == 1:
+            return self.tasks[enabled[0].thread]
+        point = enabled[0] if cur is None else cur.pt
+        if cur is not None and enabled[0].thread == cur.tid:
             self._streak += 1
             if self._streak > FAIRNESS_BOUND:
                 # A thread that has kept the others waiting this long yields, as the
                 # interpreter's switch interval would make it (SCHED-19).
-                forced = cur.yielding = True
-                cands.append(cands.pop(0))
+                enabled.append(enabled.pop(0))
+                point = point._replace(yielding=True)
         try:
-            point = (cur if cur is not None else cands[0]).point(self.steps)
-            idx = self.scheduler.choose(point, [t.point() for t in cands])
+            idx = self.scheduler.choose(point, enabled)
         except Exception as exc:  # a replay that diverged, a non-deterministic program
             self.scheduler_error = exc
             self._stop = True
             return None
-        finally:
-            if forced:
-                cur.yielding = False  # type: ignore[union-attr]
         if idx < 0:  # the scheduler abandons a run that can only repeat explored work
             self.pruned = True
             self._stop = True
             return None
-        if idx >= len(cands):
-            raise IndexError(f"scheduler chose {idx} of {len(cands)} candidates")
-        self.choices.append((len(cands), idx))
-        chosen = cands[idx]
+        if idx >= len(enabled):
+            raise IndexError(f"scheduler chose {idx} of {len(enabled)} candidates")
+        self.choices.append((len(enabled), idx))
+        chosen = self.tasks[enabled[idx].thread]
         if idx != 0 and cur is not None and cur.state is RUNNABLE:
             self.preemptions += 1  # a choice other than the default (which a yield hands on)
         if chosen is not cur:
@@ -639,7 +634,7 @@ class Execution:
         task.deadline = deadline
         task.timed_out = False
         if queue is not None:
-            queue.tasks.append(task)
+            queue.append(task)
         if self.record:
             self._record(task, "block", what)
         self._switch(self._next(task))
@@ -650,8 +645,10 @@ class Execution:
         if task.state is not BLOCKED:
             return
         if task.parked_on is not None:
-            with contextlib.suppress(ValueError):
-                task.parked_on.tasks.remove(task)
+            try:
+                task.parked_on.remove(task)
+            except ValueError:
+                pass
         task.state = RUNNABLE
         task.parked_on = None
         task.deadline = None
@@ -668,14 +665,14 @@ class Execution:
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
         if seconds > 0:
-            self.point("sleep", None)
+            self.point("sleep")
             self.block(None, f"sleep({seconds:g})", self.clock.now + seconds)
             return
         task = self.current
         assert task is not None
         task.yielding = True
         try:
-            self.point("sleep", None)
+            self.point("sleep")
         finally:
             task.yielding = False
         if not any(t.state is RUNNABLE for t in self.tasks if t is not task):
@@ -710,12 +707,12 @@ def _deadlock_failure(tasks: list[Task], running: Task | None, running_frame: An
     )
 
 
-def _step_limit_failure(ex: Execution, task: Task, kind: str, target: Any) -> Failure:
+def _step_limit_failure(ex: Execution, task: Task, kind: str, obj: str) -> Failure:
     return Failure(
         FailureKind.STEP_LIMIT,
         f"the run took more than {ex.max_steps} scheduling steps "
         "(a livelock, or raise max_steps); at the last one "
-        f"{task.label} {task.name!r} was at {kind} {label_of(target)} "
+        f"{task.label} {task.name!r} was at {kind} {obj} "
         f"in {where(sys._getframe(1))}"
         " (a thread that polls without ever blocking keeps a run going)",
         thread=task.name,

@@ -18,8 +18,10 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from greenlet import getcurrent as _getcurrent
+
 from coordkit import sync
-from coordkit.engine.runtime import WaitQueue, current_execution
+from coordkit.engine.runtime import TaskGreenlet, WaitQueue
 from coordkit.errors import UncontrolledUseError
 
 if TYPE_CHECKING:
@@ -38,7 +40,8 @@ __all__ = [
 
 
 def _guard(ex: Execution, obj: Any) -> None:
-    if current_execution() is not ex:
+    g = _getcurrent()  # current_execution(), inlined: this runs at every operation
+    if type(g) is not TaskGreenlet or g.task_execution is not ex or ex.finished:
         raise UncontrolledUseError(
             f"{obj._ck_label} was created inside a controlled run and can only be used by "
             "that run's threads"
@@ -53,7 +56,7 @@ class Lock:
     def __init__(self, ex: Execution, kind: str = "Lock") -> None:
         self._ex = ex
         self._owner: Task | None = None
-        self._waiters = WaitQueue(ex)
+        self._waiters = WaitQueue()
         self._ck_label = ex.label(kind)
 
     def __repr__(self) -> str:
@@ -67,7 +70,7 @@ class Lock:
         if timeout < 0 and timeout != -1:
             raise ValueError("timeout value must be a non-negative number")
         _guard(ex, self)
-        ex.point("acquire", self)
+        ex.point("acquire", self._ck_label)
         if self._owner is None:
             self._owner = ex.current
             return True
@@ -75,7 +78,7 @@ class Lock:
             return False
         deadline = None if timeout == -1 else ex.clock.deadline(timeout)
         while self._owner is not None:
-            woken = self._waiters.park(f"{self._ck_label} held by {self._owner.label}", deadline)
+            woken = self._waiters.park(ex, f"{self._ck_label} held by {self._owner.label}", deadline)
             if not woken and self._owner is not None:
                 return False
         self._owner = ex.current
@@ -86,19 +89,20 @@ class Lock:
 
     def _free(self) -> None:
         self._owner = None
-        self._waiters.unpark_all()
+        if self._waiters:
+            self._waiters.unpark_all(self._ex)
 
     def release(self) -> None:
         ex = self._ex
         _guard(ex, self)
         if self._owner is None:
             raise RuntimeError("release unlocked lock")
-        ex.point("release", self)
+        ex.point("release", self._ck_label)
         self._free()
 
     def locked(self) -> bool:
         _guard(self._ex, self)
-        self._ex.point("locked", self)
+        self._ex.point("locked", self._ck_label)
         return self._owner is not None
 
     __enter__ = acquire
@@ -111,7 +115,8 @@ class Lock:
         return self._owner is not None and self._owner is self._ex.current
 
     def _release_save(self) -> Any:
-        self._ex.effect(self, "release")
+        if self._ex.footprints is not None:
+            self._ex.effect(self, "release")
         self._free()
         return None
 
@@ -131,7 +136,7 @@ class RLock(Lock):
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         if self._owner is not None and self._owner is self._ex.current:
             _guard(self._ex, self)
-            self._ex.point("acquire", self)
+            self._ex.point("acquire", self._ck_label)
             self._count += 1
             return True
         if self._take(blocking, timeout):
@@ -146,7 +151,7 @@ class RLock(Lock):
         _guard(ex, self)
         if self._owner is not ex.current:
             raise RuntimeError("cannot release un-acquired lock")
-        ex.point("release", self)
+        ex.point("release", self._ck_label)
         self._count -= 1
         if self._count == 0:
             self._free()
@@ -154,7 +159,8 @@ class RLock(Lock):
     def _release_save(self) -> Any:
         count = self._count
         self._count = 0
-        self._ex.effect(self, "release")
+        if self._ex.footprints is not None:
+            self._ex.effect(self, "release")
         self._free()
         return count
 
@@ -178,7 +184,7 @@ class Condition:
             )
         self._ex = ex
         self._lock = lock
-        self._waiters = WaitQueue(ex)
+        self._waiters = WaitQueue()
         self._ck_label = ex.label("Condition")
         self.acquire = lock.acquire
         self.release = lock.release
@@ -197,10 +203,10 @@ class Condition:
         _guard(ex, self)
         if not self._lock._is_owned():
             raise RuntimeError("cannot wait on un-acquired lock")
-        ex.point("wait", self)
+        ex.point("wait", self._ck_label)
         state = self._lock._release_save()
         try:
-            return self._waiters.park(f"{self._ck_label}.wait", ex.clock.deadline(timeout))
+            return self._waiters.park(ex, f"{self._ck_label}.wait", ex.clock.deadline(timeout))
         finally:
             if not ex.killing:
                 self._lock._acquire_restore(state)
@@ -226,8 +232,9 @@ class Condition:
         _guard(ex, self)
         if not self._lock._is_owned():
             raise RuntimeError("cannot notify on un-acquired lock")
-        ex.point("notify", self)
-        self._waiters.unpark(n)
+        ex.point("notify", self._ck_label)
+        if self._waiters:
+            self._waiters.unpark(ex, n)
 
     def notify_all(self) -> None:
         self.notify(len(self._waiters))
@@ -243,7 +250,7 @@ class Event:
     def __init__(self, ex: Execution) -> None:
         self._ex = ex
         self._flag = False
-        self._waiters = WaitQueue(ex)
+        self._waiters = WaitQueue()
         self._ck_label = ex.label("Event")
 
     def __repr__(self) -> str:
@@ -251,7 +258,7 @@ class Event:
 
     def is_set(self) -> bool:
         _guard(self._ex, self)
-        self._ex.point("is_set", self)
+        self._ex.point("is_set", self._ck_label)
         return self._flag
 
     isSet = is_set  # noqa: N815
@@ -259,21 +266,22 @@ class Event:
     def set(self) -> None:
         ex = self._ex
         _guard(ex, self)
-        ex.point("set", self)
+        ex.point("set", self._ck_label)
         self._flag = True
-        self._waiters.unpark_all()
+        if self._waiters:
+            self._waiters.unpark_all(ex)
 
     def clear(self) -> None:
         _guard(self._ex, self)
-        self._ex.point("clear", self)
+        self._ex.point("clear", self._ck_label)
         self._flag = False
 
     def wait(self, timeout: float | None = None) -> bool:
         ex = self._ex
         _guard(ex, self)
-        ex.point("wait", self)
+        ex.point("wait", self._ck_label)
         if not self._flag:
-            self._waiters.park(f"{self._ck_label}.wait", ex.clock.deadline(timeout))
+            self._waiters.park(ex, f"{self._ck_label}.wait", ex.clock.deadline(timeout))
         return self._flag
 
 
@@ -287,7 +295,7 @@ class Semaphore:
             raise ValueError("semaphore initial value must be >= 0")
         self._ex = ex
         self._value = value
-        self._waiters = WaitQueue(ex)
+        self._waiters = WaitQueue()
         self._ck_label = ex.label(kind)
 
     def __repr__(self) -> str:
@@ -298,12 +306,12 @@ class Semaphore:
         if not blocking and timeout is not None:
             raise ValueError("can't specify timeout for non-blocking acquire")
         _guard(ex, self)
-        ex.point("acquire", self)
+        ex.point("acquire", self._ck_label)
         deadline = ex.clock.deadline(timeout)
         while self._value == 0:
             if not blocking:
                 return False
-            if not self._waiters.park(f"{self._ck_label}.acquire", deadline) and self._value == 0:
+            if not self._waiters.park(ex, f"{self._ck_label}.acquire", deadline) and self._value == 0:
                 return False
         self._value -= 1
         return True
@@ -318,10 +326,11 @@ class Semaphore:
         if n < 1:
             raise ValueError("n must be one or more")
         _guard(ex, self)
-        ex.point("release", self)
+        ex.point("release", self._ck_label)
         self._check_release(n)
         self._value += n
-        self._waiters.unpark_all()
+        if self._waiters:
+            self._waiters.unpark_all(ex)
 
     def _check_release(self, n: int) -> None:
         pass
@@ -347,7 +356,7 @@ class SimpleQueue:
     def __init__(self, ex: Execution) -> None:
         self._ex = ex
         self._items: collections.deque[Any] = collections.deque()
-        self._waiters = WaitQueue(ex)
+        self._waiters = WaitQueue()
         self._ck_label = ex.label("SimpleQueue")
 
     def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
@@ -359,9 +368,10 @@ class SimpleQueue:
             self._items.append(item)
             return
         _guard(ex, self)
-        ex.point("put", self)
+        ex.point("put", self._ck_label)
         self._items.append(item)
-        self._waiters.unpark(1)
+        if self._waiters:
+            self._waiters.unpark(ex, 1)
 
     def put_nowait(self, item: Any) -> None:
         self.put(item, False)
@@ -371,12 +381,12 @@ class SimpleQueue:
         if timeout is not None and timeout < 0:
             raise ValueError("'timeout' must be a non-negative number")
         _guard(ex, self)
-        ex.point("get", self)
+        ex.point("get", self._ck_label)
         deadline = ex.clock.deadline(timeout)
         while not self._items:
             if not block:
                 raise _queue.Empty
-            if not self._waiters.park(f"{self._ck_label}.get", deadline) and not self._items:
+            if not self._waiters.park(ex, f"{self._ck_label}.get", deadline) and not self._items:
                 raise _queue.Empty
         return self._items.popleft()
 
@@ -385,12 +395,12 @@ class SimpleQueue:
 
     def empty(self) -> bool:
         _guard(self._ex, self)
-        self._ex.point("empty", self)
+        self._ex.point("empty", self._ck_label)
         return not self._items
 
     def qsize(self) -> int:
         _guard(self._ex, self)
-        self._ex.point("qsize", self)
+        self._ex.point("qsize", self._ck_label)
         return len(self._items)
 
 
