@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coordkit import sync
+from coordkit._waiting import WaitQueue
 from coordkit.errors import (
     CancelledError,
     DeadlineExceededError,
@@ -911,20 +912,11 @@ class QueueBase:
         waiting) the attempt is withdrawn first, so nothing is lost.
         """
         if not attempt.done:
-            finished = attempt.finished = sync.Condition(self._mutex)
-            try:
-                while not attempt.done:
-                    if deadline is None:
-                        finished.wait()
-                        continue
-                    remaining = deadline - sync.monotonic()
-                    if remaining <= 0:
-                        raise DeadlineExceededError(_TIMED_OUT)
-                    finished.wait(remaining)
-            except BaseException:
-                if not attempt.done:
-                    self._withdraw(attempt)
-                raise
+            attempt.finished = WaitQueue(self._mutex)
+            if not attempt.finished.wait(
+                lambda: attempt.done, deadline, withdraw=lambda: self._withdraw(attempt)
+            ):
+                raise DeadlineExceededError(_TIMED_OUT)
         if attempt.error is not None:
             raise attempt.error
         return attempt.result
