@@ -13,8 +13,9 @@ the places where coordkit departs from TensorFlow are listed there as
 
 Every lock, event, clock read and wait goes through ``coordkit.sync`` so that
 the controlled scheduler can run this code one thread at a time on virtual
-time. Nothing here polls in a tight loop: each wait is a real blocking call
-with a deadline.
+time. Nothing here polls: ``join`` parks in a ``WaitQueue`` (``coordkit._waiting``)
+that a stop request and the end of each watched thread notify, and
+``wait_for_stop`` is one ``Event.wait``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from types import TracebackType
 from typing import Any
 
 from coordkit import sync
+from coordkit._waiting import WaitQueue, deadline_after, time_left
 from coordkit.errors import OutOfRangeError
 
 __all__ = ["Coordinator", "CoordinatorStatistics", "LooperThread"]
@@ -82,6 +84,32 @@ def _check_timeout(value: object, what: str) -> float | None:
     return None if seconds == math.inf else seconds
 
 
+def _check_clean_types(types: object) -> tuple[type[BaseException], ...]:
+    if isinstance(types, (str, bytes)) or not isinstance(types, Iterable):
+        raise TypeError(
+            "clean_stop_exception_types must be an iterable of exception classes "
+            f"(for example (OutOfRangeError,)) or None; got {types!r}"
+        )
+    result = tuple(types)
+    for t in result:
+        if not (isinstance(t, type) and issubclass(t, BaseException)):
+            raise TypeError(
+                f"clean_stop_exception_types must contain only exception classes; got {t!r} in {types!r}"
+            )
+    return result
+
+
+def _check_join_threads(threads: object) -> list[Any]:
+    if threads is None:
+        return []
+    if not isinstance(threads, Iterable) or _is_thread_like(threads):
+        raise TypeError(f"join(threads) must be an iterable of threads or None; got {threads!r}")
+    result = list(threads)
+    for t in result:
+        _check_thread(t, "each element of join(threads)")
+    return result
+
+
 class Coordinator:
     """Lets a set of threads stop together and report why (COORD-1..21).
 
@@ -113,16 +141,16 @@ class Coordinator:
     def __init__(self, clean_stop_exception_types: Iterable[type[BaseException]] | None = None):
         if clean_stop_exception_types is None:
             clean_stop_exception_types = (OutOfRangeError,)
-        self._clean_stop_exception_types = self._check_clean_types(clean_stop_exception_types)
+        self._clean_stop_exception_types = _check_clean_types(clean_stop_exception_types)
         # Guards every attribute below except the stop event's own flag.
         self._lock = sync.Lock()
         # Set by the first request_stop(); cleared only by clear_stop(). Waited
         # on by wait_for_stop() and by join()'s first phase.
         self._stop_event = sync.Event()
         # Notified (under _lock) when a stop is requested and when a watcher
-        # thread sees a thread end; both phases of join() wait on it, so they
+        # thread sees a thread end; both phases of join() wait in it, so they
         # need no polling.
-        self._stop_or_ended = sync.Condition(self._lock)
+        self._stop_or_ended = WaitQueue(self._lock)
         # Threads a watcher thread is joining (or will join). Each thread is
         # watched once, whatever the number of join() calls: two joins of one
         # thread at once can fail inside CPython before 3.13.
@@ -134,21 +162,6 @@ class Coordinator:
         # Threads join() waits for when called without arguments. A dict used
         # as an ordered set: registration order is the order join() reports.
         self._registered_threads: dict[Any, None] = {}
-
-    @staticmethod
-    def _check_clean_types(types: object) -> tuple[type[BaseException], ...]:
-        if isinstance(types, (str, bytes)) or not isinstance(types, Iterable):
-            raise TypeError(
-                "clean_stop_exception_types must be an iterable of exception classes "
-                f"(for example (OutOfRangeError,)) or None; got {types!r}"
-            )
-        result = tuple(types)
-        for t in result:
-            if not (isinstance(t, type) and issubclass(t, BaseException)):
-                raise TypeError(
-                    f"clean_stop_exception_types must contain only exception classes; got {t!r} in {types!r}"
-                )
-        return result
 
     @property
     def clean_stop_exception_types(self) -> tuple[type[BaseException], ...]:
@@ -301,7 +314,7 @@ class Coordinator:
         grace = _check_timeout(stop_grace_period_secs, "join(stop_grace_period_secs)")
         if grace is not None and grace < 0:
             raise ValueError(f"join(stop_grace_period_secs) must be >= 0; got {stop_grace_period_secs!r}")
-        extra = self._check_join_threads(threads)
+        extra = _check_join_threads(threads)
         with self._lock:
             snapshot = list(dict.fromkeys([*self._registered_threads, *extra]))
 
@@ -311,9 +324,24 @@ class Coordinator:
         others = [t for t in snapshot if t is not me]
         includes_me = len(others) != len(snapshot)
 
-        # Watcher threads join the live threads (never the caller) and notify as each
-        # one ends; a stop request notifies too. Nothing else joins a thread.
-        live = [t for t in others if t.is_alive()]
+        live = self._watch_live(others)
+        with self._lock:
+            # Phase 1 (COORD-13): until every thread ended or a stop is requested. A
+            # caller in the snapshot is alive, so then only a stop ends it (COORD-20).
+            self._stop_or_ended.wait(
+                lambda: self._stop_event.is_set() or not (includes_me or self._watching(live))
+            )
+            # Phase 2 (COORD-14): the grace period, measured from here.
+            self._stop_or_ended.wait(lambda: not self._watching(live), deadline_after(grace))
+        self._end_join(snapshot, ignore_live_threads)
+
+    def _watch_live(self, threads: list[Any]) -> list[Any]:
+        """Return the live ``threads``, after starting a watcher for those not yet watched.
+
+        Watcher threads join the live threads (never the caller) and notify as each
+        one ends; a stop request notifies too. Nothing else joins a thread.
+        """
+        live = [t for t in threads if t.is_alive()]
         with self._lock:
             unwatched = [t for t in live if t not in self._watched]
             self._watched.update(unwatched)
@@ -324,25 +352,11 @@ class Coordinator:
                 name="coordkit-join-watcher",
                 daemon=True,
             ).start()
+        return live
 
-        with self._lock:
-            # Phase 1 (COORD-13): until every thread ended or a stop is requested. A
-            # caller in the snapshot is alive, so then only a stop ends it (COORD-20).
-            while not self._stop_event.is_set() and (includes_me or self._watching(live)):
-                self._stop_or_ended.wait()
-            # Phase 2 (COORD-14): the grace period, measured from here.
-            deadline = None if grace is None else sync.monotonic() + grace
-            while self._watching(live):
-                if deadline is None:
-                    self._stop_or_ended.wait()
-                    continue
-                remaining = deadline - sync.monotonic()
-                if remaining <= 0:
-                    break
-                self._stop_or_ended.wait(remaining)
-
+    def _end_join(self, snapshot: list[Any], ignore_live_threads: bool) -> None:
+        """The outcome of a join (COORD-15): mark it joined, then raise what it must."""
         stragglers = [t.name for t in snapshot if t.is_alive()]
-        # Outcome (COORD-15).
         with self._lock:
             self._joined = True
             self._registered_threads.clear()
@@ -367,17 +381,6 @@ class Coordinator:
                 with self._lock:
                     self._watched.discard(t)
                     self._stop_or_ended.notify_all()
-
-    @staticmethod
-    def _check_join_threads(threads: object) -> list[Any]:
-        if threads is None:
-            return []
-        if not isinstance(threads, Iterable) or _is_thread_like(threads):
-            raise TypeError(f"join(threads) must be an iterable of threads or None; got {threads!r}")
-        result = list(threads)
-        for t in result:
-            _check_thread(t, "each element of join(threads)")
-        return result
 
     @property
     def joined(self) -> bool:
@@ -472,7 +475,7 @@ class LooperThread(sync.Thread):
                     self.run_loop()
             else:
                 next_time = sync.monotonic()
-                while not coord.wait_for_stop(next_time - sync.monotonic()):
+                while not coord.wait_for_stop(time_left(next_time)):
                     next_time += interval
                     self.run_loop()
             self.stop_loop()
