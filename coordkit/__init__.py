@@ -71,7 +71,7 @@ _EXPORTS: dict[str, str] = {
     "ReplayScheduler": "coordkit.engine.schedulers",
     "Scheduler": "coordkit.engine.schedulers",
     "stop_on_signals": "coordkit.signals",
-    "schedules": "coordkit.strategies",
+    "schedules": "coordkit.engine.strategies",
 }
 
 __all__ = [
@@ -156,6 +156,7 @@ if TYPE_CHECKING:
         Scheduler,
     )
     from coordkit.engine.search import explore
+    from coordkit.engine.strategies import schedules
     from coordkit.engine.trace import Choices, Schedule
     from coordkit.errors import (
         AbortedError,
@@ -191,5 +192,4 @@ if TYPE_CHECKING:
         RandomShuffleQueue,
     )
     from coordkit.signals import stop_on_signals
-    from coordkit.strategies import schedules
     from coordkit.testing import InterleavingFailure, interleavings

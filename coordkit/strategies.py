@@ -1,56 +1,9 @@
-"""Hypothesis strategies for schedules.
+"""Hypothesis strategies for schedules (``schedules``, ``context_switches``).
 
-``schedules()`` generates ``Choices`` as a list of context switches, each
-"keep going for ``gap`` choice points, then switch to candidate ``k``"
-(``context_switches`` turns such a list into ``Choices``).  Hypothesis
-shrinks lists to fewer entries first, so a shrunk schedule is one with fewer
-context switches, then with earlier and smaller ones.  Run one with
-``coordkit.replay(fn, choices)``.
+Defined in ``coordkit.engine.strategies``; this is their public home, next to
+``coordkit.stateful``.  Importing it imports Hypothesis.
 """
 
-from __future__ import annotations
-
-from hypothesis import strategies as st
-
-from coordkit.engine.trace import Choices
+from coordkit.engine.strategies import context_switches, schedules
 
 __all__ = ["context_switches", "schedules"]
-
-
-def _positive_int(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-
-
-def context_switches(switches: list[tuple[int, int]]) -> Choices:
-    """The ``Choices`` of a list of context switches ``(gap, k)``: keep the current
-    thread for ``gap`` choice points, then switch to candidate ``k``.
-
-    This is how ``schedules()`` builds its values, so a failing example prints
-    as ``context_switches([(3, 1)])``, which runs as it reads.
-    """
-    values: list[int] = []
-    for gap, k in switches:
-        values.extend([0] * gap)
-        values.append(k)
-    return Choices(tuple(values))
-
-
-def schedules(
-    *, max_switches: int = 20, max_gap: int = 200, max_value: int = 7
-) -> st.SearchStrategy[Choices]:
-    """A strategy for lenient schedules with up to ``max_switches`` context switches.
-
-    Between switches the current thread keeps running for up to ``max_gap``
-    choice points; a switch picks candidate ``1..max_value`` (reduced to the
-    candidates there are, never to 0).  Choice points after the last switch
-    keep the current thread running.
-    """
-    _positive_int("max_switches", max_switches)
-    _positive_int("max_gap", max_gap)
-    _positive_int("max_value", max_value)
-    # Most programs have few choice points between the switches that matter: favour
-    # short gaps, but keep long ones reachable.
-    gap = st.one_of(st.integers(0, min(8, max_gap)), st.integers(0, max_gap))
-    switch = st.tuples(gap, st.integers(1, max_value))
-    return st.lists(switch, max_size=max_switches).map(context_switches)

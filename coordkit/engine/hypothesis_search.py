@@ -25,7 +25,7 @@ def find_with_hypothesis(search: _Search, session: Session, seed: int, shrink: b
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hyp_seed
 
-    from coordkit.strategies import schedules
+    from coordkit.engine.strategies import schedules
 
     first: list[Run] = []
 

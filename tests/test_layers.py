@@ -1,0 +1,113 @@
+"""The layer contract: imports point down only, and nothing imports in a circle.
+
+    primitives (queues, coordinator, queue_runner, pipeline, signals, _waiting, ...)
+        -> sync, errors                     (never the engine)
+    engine: search/replay/harness -> shrink -> report -> run -> schedulers
+        -> shims/patch/lines -> runtime -> points/frames -> sync, errors
+                                            (never a primitive)
+    stateful, history, testing, cli, pytest_plugin, viewer: on top
+
+Read from the code's own imports by grimp (imports made only for type checkers
+are left out: they never run).  A new upward import or circle fails here.
+"""
+
+from __future__ import annotations
+
+import grimp
+import pytest
+
+PRIMITIVES = {
+    "coordkit.coordinator", "coordkit.queues", "coordkit.queue_runner", "coordkit.pipeline",
+    "coordkit.signals", "coordkit._waiting", "coordkit._queue_elements",
+}
+# What sits above both halves: nothing below may import these.
+TOP = {
+    "coordkit", "coordkit.cli", "coordkit.__main__", "coordkit.pytest_plugin", "coordkit.testing",
+    "coordkit.history", "coordkit.stateful", "coordkit.models", "coordkit.viewer",
+    "coordkit.strategies", "coordkit.harness", "coordkit.schedulers", "coordkit.trace", "coordkit._demo",
+}
+# Within the engine, what each layer may import (besides sync, errors and itself).
+ENGINE_LAYERS = [
+    {"coordkit.engine.points", "coordkit.engine.frames"},
+    {"coordkit.engine.runtime"},
+    {"coordkit.engine.shims", "coordkit.engine.patch", "coordkit.engine.lines"},
+    {"coordkit.engine.trace", "coordkit.engine.schedulers"},
+    {"coordkit.engine.run"},
+    {"coordkit.engine.report"},
+    {"coordkit.engine.shrink", "coordkit.engine.strategies"},
+    {"coordkit.engine.search", "coordkit.engine.hypothesis_search"},
+    {"coordkit.engine.replay", "coordkit.engine.harness"},
+]
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph("coordkit", exclude_type_checking_imports=True)
+
+
+def _within(module: str, packages: set[str]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def _imports(graph: grimp.ImportGraph, module: str) -> set[str]:
+    return graph.find_modules_directly_imported_by(module)
+
+
+def test_no_module_imports_in_a_circle(graph):
+    circles = []
+    for module in sorted(graph.modules):
+        for imported in _imports(graph, module):
+            # A circle through the package's own __init__ (its lazy re-exports) is none.
+            if imported == "coordkit" or module == "coordkit":
+                continue
+            if graph.chain_exists(imported=module, importer=imported):
+                circles.append(f"{module} <-> {imported}")
+    assert not circles, circles
+
+
+def test_sync_and_errors_import_nothing_of_coordkit(graph):
+    assert _imports(graph, "coordkit.sync") == set()
+    assert _imports(graph, "coordkit.errors") == set()
+
+
+def test_primitives_reach_the_engine_only_through_sync(graph):
+    allowed = PRIMITIVES | {"coordkit.sync", "coordkit.errors"}
+    wrong = {m: sorted(i for i in _imports(graph, m) if not _within(i, allowed))
+             for m in PRIMITIVES if m in graph.modules}
+    assert not {m: w for m, w in wrong.items() if w}, wrong
+
+
+def test_the_engine_never_imports_a_primitive_or_anything_above_it(graph):
+    engine = {m for m in graph.modules if _within(m, {"coordkit.engine"})}
+    wrong = {}
+    for module in engine:
+        bad = [i for i in _imports(graph, module) if _within(i, PRIMITIVES) or i in TOP
+               or _within(i, TOP - {"coordkit"})]
+        if bad:
+            wrong[module] = sorted(bad)
+    assert not wrong, wrong
+
+
+def test_engine_layers_point_down(graph):
+    level = {}
+    for i, layer in enumerate(ENGINE_LAYERS):
+        for package in layer:
+            for module in graph.modules:
+                if _within(module, {package}):
+                    level[module] = i
+    unplaced = {m for m in graph.modules if _within(m, {"coordkit.engine"})} - set(level) - {
+        "coordkit.engine"}
+    assert not unplaced, f"engine modules with no layer: {sorted(unplaced)}"
+    upward = []
+    for module, i in level.items():
+        for imported in _imports(graph, module):
+            if imported in level and level[imported] > i:
+                upward.append(f"{module} (layer {i}) imports {imported} (layer {level[imported]})")
+    assert not upward, upward
+
+
+def test_the_graph_is_read(graph):
+    """The checks above see the real imports (an empty graph would pass them all)."""
+    assert "coordkit.engine.runtime" in _imports(graph, "coordkit.engine.run")
+    assert "coordkit.sync" in _imports(graph, "coordkit.queues")
+    assert graph.chain_exists(importer="coordkit.engine.search", imported="coordkit.engine.runtime")
