@@ -51,7 +51,7 @@ real_perf_counter = _time.perf_counter
 
 Thread = threading.Thread
 
-# Set by coordkit._runtime while a controlled run is active: a zero-argument
+# Set by coordkit.engine.runtime while a controlled run is active: a zero-argument
 # callable returning the running Execution when the caller is one of its
 # threads, else None.  A plain function keeps this module free of imports.
 controller: Callable[[], Any] = lambda: None  # noqa: E731

@@ -29,6 +29,8 @@ TOP = {
 # Within the engine, what each layer may import (besides sync, errors and itself).
 ENGINE_LAYERS = [
     {"coordkit.engine.points", "coordkit.engine.frames"},
+    {"coordkit.engine.task"},
+    {"coordkit.engine.failures", "coordkit.engine.record"},
     {"coordkit.engine.runtime"},
     {"coordkit.engine.shims", "coordkit.engine.patch", "coordkit.engine.lines"},
     {"coordkit.engine.trace", "coordkit.engine.schedulers"},

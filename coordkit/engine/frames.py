@@ -18,7 +18,8 @@ _PACKAGE_DIR = os.path.dirname(_ENGINE_DIR)
 # The engine's own frames: never shown.
 _INTERNALS = frozenset(
     os.path.join(_ENGINE_DIR, name)
-    for name in ("runtime.py", "shims.py", "patch.py", "lines.py", "harness.py", "run.py")
+    for name in ("runtime.py", "task.py", "record.py", "failures.py", "shims.py", "patch.py",
+                 "lines.py", "harness.py", "run.py")
 )
 # Frames in these files are machinery, not the user's code: a report points past them
 # (to coordkit's own frame only when a thread runs nothing else, like a runner's thread).

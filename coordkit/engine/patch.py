@@ -21,7 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from coordkit import sync
-from coordkit.engine.runtime import FINISHED, Kill, WaitQueue, current_execution
+from coordkit.engine.runtime import current_execution
+from coordkit.engine.task import FINISHED, Kill, WaitQueue
 
 __all__ = ["StdlibPatch", "fresh_thread_names", "install_thread_hooks", "restore_thread_names"]
 

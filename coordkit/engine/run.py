@@ -123,7 +123,7 @@ class Run:
             virtual_time=ex.clock.now,
             thread_names=[t.name for t in ex.tasks],
             events=ex.events,
-            footprints=ex.footprints,
+            footprints=None if ex.recorder is None else ex.recorder.steps,
             leaked=ex.leaked,
             pruned=ex.pruned,
             scheduler_error=ex.scheduler_error,

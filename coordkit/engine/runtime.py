@@ -23,29 +23,44 @@ line tracer are handed to an ``Execution`` by whoever creates it (``run``).
 
 from __future__ import annotations
 
-import functools
 import logging
 import sys
 import threading
-import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import greenlet
 
 from coordkit import sync
-from coordkit.engine.frames import user_stack, where, without_engine_frames
-from coordkit.engine.points import Effect, Point, Step, access_of, label_of
-from coordkit.errors import FailureKind
+from coordkit.engine.failures import (
+    Failure,
+    deadlock_failure,
+    exception_failure,
+    invariant_failure,
+    step_limit_failure,
+    watchdog_failure,
+)
+from coordkit.engine.points import Point
+from coordkit.engine.record import Event, Recorder
+from coordkit.engine.task import (
+    BLOCKED,
+    FINISHED,
+    RUNNABLE,
+    Clock,
+    Kill,
+    Task,
+    TaskGreenlet,
+    WaitQueue,
+    WatchdogTimeout,
+    call_excepthook,
+    new_point,
+)
 
-RUNNABLE = "runnable"
-BLOCKED = "blocked"
-FINISHED = "finished"
+__all__ = [
+    "BLOCKED", "FINISHED", "RUNNABLE", "Event", "Execution", "Failure", "Kill", "QuietLoggers",
+    "Task", "WaitQueue", "WatchdogTimeout", "current_execution",
+]
 
-# The virtual clock starts at fixed values so that a replay sees the same times.
-MONOTONIC_ORIGIN = 1_000.0
-EPOCH_ORIGIN = 1_700_000_000.0
 # Choice points in a row that one thread may keep the others waiting before it yields.
 FAIRNESS_BOUND = 1000
 # sleep(0)s in a row, with every other thread parked, after which the clock moves on.
@@ -56,130 +71,14 @@ _STABLE_HASH_BASE = 1 << 40
 _LOGGERS_THAT_REPORT_KILLS = ("concurrent.futures",)
 
 
-class Kill(BaseException):
-    """Thrown into a controlled thread to end it when its run is over."""
-
-
 class _Terminate(BaseException):
     """Internal: unwinds the driver when the run ends from inside a thread."""
-
-
-class WatchdogTimeout(BaseException):
-    """Raised asynchronously in a run that exceeded its wall-clock budget."""
-
-
-# Point(...) without NamedTuple's Python-level __new__: one is made at every step.
-_new_point = functools.partial(tuple.__new__, Point)
-_NOT_STARTED = Point(-1, "start")
-
-
-class TaskGreenlet(greenlet.greenlet):
-    """A greenlet that runs one controlled thread."""
-
-    task: Task
-    task_execution: Execution
-
-
-@dataclass(eq=False, slots=True)
-class Task:
-    """One controlled thread of an execution."""
-
-    tid: int
-    name: str
-    daemon: bool
-    target: Callable[[], Any]
-    label: str  # T<tid>: how reports and points name the thread
-    thread: threading.Thread | None = None
-    glet: TaskGreenlet | None = None
-    state: str = RUNNABLE
-    # The point it is at: what it does when it next runs (set at each scheduling point).
-    pt: Point = _NOT_STARTED
-    waiting_on: str = ""
-    parked_on: WaitQueue | None = None
-    deadline: float | None = None
-    timed_out: bool = False
-    # At a yield (sleep(0)) the thread steps aside: it is the last candidate, not the first.
-    yielding: bool = False
-    joiners: WaitQueue | None = None
-    step: Step | None = None  # the step it is in (recorded only when footprints are)
-
-    @property
-    def _ck_label(self) -> str:  # how points name a thread
-        return self.label
-
-
-@dataclass(frozen=True)
-class Event:
-    """One recorded row of a run: which thread did which operation, and where."""
-
-    step: int
-    tid: int
-    kind: str
-    target: str
-    where: str
-    time: float
-
-
-@dataclass
-class Failure:
-    """What went wrong in a run."""
-
-    kind: FailureKind
-    message: str
-    exception: BaseException | None = None
-    thread: str | None = None
-    details: str = ""
 
 
 class Scheduler(Protocol):
     """What an Execution asks at each choice point (``schedulers.Scheduler`` is one)."""
 
     def choose(self, point: Point, enabled: list[Point]) -> int: ...
-
-
-class Clock:
-    """Virtual time: advances only when every thread is parked (autojump)."""
-
-    __slots__ = ("now",)
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def monotonic(self) -> float:
-        return MONOTONIC_ORIGIN + self.now
-
-    def time(self) -> float:
-        return EPOCH_ORIGIN + self.now
-
-    def deadline(self, timeout: float | None) -> float | None:
-        """The virtual instant ``timeout`` seconds from now (None: no deadline)."""
-        if timeout is None:
-            return None
-        return self.now + max(float(timeout), 0.0)
-
-
-class WaitQueue(list):
-    """Threads parked until another thread unparks them (trio's ParkingLot).
-
-    The one way a controlled thread waits: every shim parks on one of these and
-    wakes its waiters through it, in FIFO order.  A list of the parked tasks, so
-    that making one and asking whether anyone waits cost what a list does.
-    """
-
-    __slots__ = ()
-
-    def park(self, ex: Execution, what: str, deadline: float | None = None) -> bool:
-        """Park the running thread until unparked (True) or ``deadline`` passes (False)."""
-        return ex.block(self, what, deadline)
-
-    def unpark(self, ex: Execution, n: int = 1) -> None:
-        """Make the first ``n`` parked threads runnable."""
-        for task in self[:n]:
-            ex.wake(task)
-
-    def unpark_all(self, ex: Execution) -> None:
-        for task in list(self):
-            ex.wake(task)
 
 
 _getcurrent = greenlet.getcurrent
@@ -253,8 +152,8 @@ class Execution:
         self.steps = 0
         self.choices: list[tuple[int, int]] = []  # (number of candidates, choice)
         self.preemptions = 0
-        self.events: list[Event] = []
-        self.footprints: list[Step] | None = [] if footprints else None
+        # What the run keeps beyond its outcome (None: nothing, as in an exploration's runs).
+        self.recorder = Recorder(rows=record, footprints=footprints) if record or footprints else None
         self.failure: Failure | None = None
         self.finished = False
         self.killing = False
@@ -312,7 +211,7 @@ class Execution:
         tid = len(self.tasks)
         label = f"T{tid}"
         task = Task(tid=tid, name=name, daemon=daemon, target=target, label=label, thread=thread,
-                    pt=_new_point((tid, "start", label, False, self.steps)))
+                    pt=new_point((tid, "start", label, False, self.steps)))
         glet = TaskGreenlet(self._task_main, parent=self._driver)
         glet.task = task
         glet.task_execution = self
@@ -342,39 +241,23 @@ class Execution:
     def _thread_died(self, task: Task, exc: BaseException) -> None:
         self.thread_exceptions.append((task.name, exc))
         if task.thread is not None and threading.excepthook is not self._outer_excepthook:
-            self._call_excepthook(task, exc)
+            # The program installed a hook: call it, as a real thread would.  The one in
+            # place when the run began is the caller's (the default prints, pytest's
+            # warns): calling it would repeat the report once per schedule.
+            call_excepthook(task, exc)
         if self.failure is None and not self.killing and (self.fail_on_thread_exception or task.tid == 0):
-            self.failure = Failure(
-                FailureKind.EXCEPTION,
-                f"{type(exc).__name__}: {exc}",
-                exception=exc,
-                thread=task.name,
-                details="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
-            )
+            self.failure = exception_failure(task, exc)
 
     def _thread_ended(self, task: Task) -> None:
         """The thread's last step ends it and wakes its joiners: part of its footprint."""
-        if self.footprints is not None:
-            self.effect(task, "end")
+        if self.recorder is not None:
+            self.recorder.effect(task, task, "end")
         task.state = FINISHED
-        task.pt = _new_point((task.tid, "end", task.label, False, self.steps))
+        task.pt = new_point((task.tid, "end", task.label, False, self.steps))
         if not task.daemon:
             self._nondaemon_alive -= 1
         if task.joiners:
             task.joiners.unpark_all(self)
-
-    def _call_excepthook(self, task: Task, exc: BaseException) -> None:
-        """Hand a thread's exception to the ``threading.excepthook`` the program installed,
-        as a real thread does.  The hook in place when the run began belongs to the
-        caller (the default one prints, pytest's warns): calling it would repeat the
-        report once per schedule."""
-        args = threading.ExceptHookArgs((type(exc), exc, exc.__traceback__, task.thread))
-        try:
-            threading.excepthook(args)
-        except Kill:
-            raise
-        except BaseException as hook_exc:  # a failing hook: report it as real threads do
-            sys.__excepthook__(type(hook_exc), hook_exc, hook_exc.__traceback__)
 
     # -- the run ----------------------------------------------------------
 
@@ -387,7 +270,7 @@ class Execution:
             self._drive(main, until_all_ended=True)
         except WatchdogTimeout as exc:
             if self.failure is None:
-                self.failure = _watchdog_failure(self.current, exc, line=self.tracer is not None)
+                self.failure = watchdog_failure(self.current, exc, line=self.tracer is not None)
         finally:
             self.end()
         return self
@@ -462,13 +345,11 @@ class Execution:
         task = self.current
         assert task is not None
         self.steps += 1
-        task.pt = _new_point((task.tid, kind, obj, task.yielding, self.steps))
-        if self.footprints is not None:
-            self._open_step(task)
-        if self.record:
-            self._record(task, kind, obj)
+        task.pt = new_point((task.tid, kind, obj, task.yielding, self.steps))
+        if self.recorder is not None:
+            self.recorder.point(task, self.clock.now)
         if self.steps > self.max_steps:
-            self.terminate(_step_limit_failure(self, task, kind, obj))
+            self.terminate(step_limit_failure(self, task, kind, obj))
         if self.invariant is not None:
             self._check_invariant(task)
         nxt = self._next(task)
@@ -477,49 +358,28 @@ class Execution:
 
     def effect(self, target: Any, op: str) -> None:
         """Add a shared effect to the running thread's step beyond its opening one (a
-        wait's release of the lock, a thread's end); free when footprints are off."""
-        task = self.current
-        if self.footprints is not None and task is not None and task.step is not None:
-            task.step.footprint.append(Effect(label_of(target), access_of(op), op))
-
-    def _open_step(self, task: Task) -> None:
-        assert self.footprints is not None
-        point = task.pt
-        step = Step(len(self.footprints), point)
-        if point.obj:
-            step.footprint.append(Effect(point.obj, access_of(point.op), point.op))
-        self.footprints.append(step)
-        task.step = step
+        wait's release of the lock, a thread's end); nothing unless footprints are kept."""
+        if self.recorder is not None:
+            self.recorder.effect(self.current, target, op)
 
     def _check_invariant(self, task: Task) -> None:
         self._in_invariant = True
         try:
-            ok = self.invariant()  # type: ignore[misc]
-            problem = None if ok or ok is None else "the invariant returned a false value"
-        except Exception as exc:  # the user's check failed
-            problem = f"{type(exc).__name__}: {exc}"
+            failure = invariant_failure(self, task)
         finally:
             self._in_invariant = False
-        if problem is not None:
-            self.terminate(Failure(FailureKind.INVARIANT,
-                                   f"invariant violated at step {self.steps}: {problem}",
-                                   thread=task.name))
+        if failure is not None:
+            self.terminate(failure)
 
     def note(self, operation: str, target: Any) -> None:
         """Record (not schedule) the start of a high-level operation by the current thread."""
         task = self.current
-        if task is None or self.killing:
-            return
-        label = getattr(target, "_ck_label", None)
-        if label is None:
-            name = getattr(target, "name", None)
-            label = type(target).__name__ + (f" {name!r}" if isinstance(name, str) else "")
-        self.events.append(Event(self.steps + 1, task.tid, "call", f"{operation} {label}",
-                                 where(sys._getframe(1)), self.clock.now))
+        if task is not None and not self.killing and self.recorder is not None:
+            self.recorder.call(task, operation, target, self.steps + 1, self.clock.now)
 
-    def _record(self, task: Task, kind: str, obj: str) -> None:
-        self.events.append(Event(self.steps, task.tid, kind, obj,
-                                 where(sys._getframe(1)), self.clock.now))
+    @property
+    def events(self) -> list[Event]:
+        return [] if self.recorder is None else self.recorder.events
 
     def _switch(self, nxt: Task | None) -> None:
         if nxt is None:  # nothing can run: the driver decides what happens next
@@ -611,7 +471,7 @@ class Execution:
         if self.failure is None:
             cur = self.current
             running = cur if cur is not None and _getcurrent() is cur.glet else None
-            self.failure = _deadlock_failure(self.tasks, running, sys._getframe(1))
+            self.failure = deadlock_failure(self.tasks, running, sys._getframe(1))
 
     # -- parking ----------------------------------------------------------
 
@@ -635,8 +495,8 @@ class Execution:
         task.timed_out = False
         if queue is not None:
             queue.append(task)
-        if self.record:
-            self._record(task, "block", what)
+        if self.recorder is not None:
+            self.recorder.blocked(task, what, self.steps, self.clock.now)
         self._switch(self._next(task))
         return not task.timed_out
 
@@ -682,54 +542,3 @@ class Execution:
             if self._idle_yields >= IDLE_YIELDS_BEFORE_TIME_PASSES:
                 self._idle_yields = 0
                 self._fire_earliest_deadline()
-
-
-# -- failures the runtime itself detects -------------------------------------------
-
-
-def _deadlock_failure(tasks: list[Task], running: Task | None, running_frame: Any) -> Failure:
-    lines = []
-    for t in tasks:
-        if t.state is BLOCKED:
-            # The thread that found the deadlock is running: its greenlet has no saved
-            # frame, so take the live one.
-            frame = running_frame if t is running else (t.glet.gr_frame if t.glet is not None else None)
-            stack = user_stack(frame)
-            lines.append(
-                f"  {t.label} {t.name!r} waits on {t.waiting_on} at {where(frame)}\n"
-                + "".join("      " + ln + "\n" for ln in stack.rstrip().splitlines())
-            )
-    return Failure(
-        FailureKind.DEADLOCK,
-        "every live thread is blocked: "
-        + ", ".join(f"{t.label} on {t.waiting_on}" for t in tasks if t.state is BLOCKED),
-        details="".join(lines),
-    )
-
-
-def _step_limit_failure(ex: Execution, task: Task, kind: str, obj: str) -> Failure:
-    return Failure(
-        FailureKind.STEP_LIMIT,
-        f"the run took more than {ex.max_steps} scheduling steps "
-        "(a livelock, or raise max_steps); at the last one "
-        f"{task.label} {task.name!r} was at {kind} {obj} "
-        f"in {where(sys._getframe(1))}"
-        " (a thread that polls without ever blocking keeps a run going)",
-        thread=task.name,
-    )
-
-
-def _watchdog_failure(task: Task | None, exc: WatchdogTimeout, *, line: bool) -> Failure:
-    user = without_engine_frames(traceback.extract_tb(exc.__traceback__))
-    at = f" at {user[-1].filename.rsplit('/', 1)[-1]}:{user[-1].lineno}" if user else ""
-    who = f" ({task.label} {task.name!r}{at})" if task is not None else ""
-    return Failure(
-        FailureKind.TIMEOUT,
-        "the run exceeded its wall-clock budget: a thread computed for too long "
-        f"without reaching a scheduling point{who}, or blocked outside the scheduler"
-        + ("" if line else
-           " (a loop with no synchronisation in it is never interrupted at the "
-           "default granularity; granularity='line' can switch inside it)"),
-        thread=task.name if task is not None else None,
-        details="".join(traceback.format_list(user[-8:])),
-    )

@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 from greenlet import getcurrent as _getcurrent
 
 from coordkit import sync
-from coordkit.engine.runtime import TaskGreenlet, WaitQueue
+from coordkit.engine.task import TaskGreenlet, WaitQueue
 from coordkit.errors import UncontrolledUseError
 
 if TYPE_CHECKING:
-    from coordkit.engine.runtime import Execution, Task
+    from coordkit.engine.runtime import Execution
+    from coordkit.engine.task import Task
 
 __all__ = [
     "BoundedSemaphore",
@@ -115,7 +116,7 @@ class Lock:
         return self._owner is not None and self._owner is self._ex.current
 
     def _release_save(self) -> Any:
-        if self._ex.footprints is not None:
+        if self._ex.recorder is not None:
             self._ex.effect(self, "release")
         self._free()
         return None
@@ -159,7 +160,7 @@ class RLock(Lock):
     def _release_save(self) -> Any:
         count = self._count
         self._count = 0
-        if self._ex.footprints is not None:
+        if self._ex.recorder is not None:
             self._ex.effect(self, "release")
         self._free()
         return count

@@ -1,0 +1,108 @@
+"""How a run fails: the ``Failure`` record, and the failures the runtime itself finds
+(a deadlock, an exhausted step budget, the watchdog, a broken invariant)."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from coordkit.engine.frames import user_stack, where, without_engine_frames
+from coordkit.engine.task import BLOCKED, Task, WatchdogTimeout
+from coordkit.errors import FailureKind
+
+if TYPE_CHECKING:
+    from coordkit.engine.runtime import Execution
+
+__all__ = [
+    "Failure",
+    "deadlock_failure",
+    "exception_failure",
+    "invariant_failure",
+    "step_limit_failure",
+    "watchdog_failure",
+]
+
+
+@dataclass
+class Failure:
+    """What went wrong in a run."""
+
+    kind: FailureKind
+    message: str
+    exception: BaseException | None = None
+    thread: str | None = None
+    details: str = ""
+
+
+def exception_failure(task: Task, exc: BaseException) -> Failure:
+    """A thread (or the main function) raised ``exc``."""
+    return Failure(
+        FailureKind.EXCEPTION,
+        f"{type(exc).__name__}: {exc}",
+        exception=exc,
+        thread=task.name,
+        details="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+    )
+
+
+def deadlock_failure(tasks: list[Task], running: Task | None, running_frame: Any) -> Failure:
+    lines = []
+    for t in tasks:
+        if t.state is BLOCKED:
+            # The thread that found the deadlock is running: its greenlet has no saved
+            # frame, so take the live one.
+            frame = running_frame if t is running else (t.glet.gr_frame if t.glet is not None else None)
+            stack = user_stack(frame)
+            lines.append(
+                f"  {t.label} {t.name!r} waits on {t.waiting_on} at {where(frame)}\n"
+                + "".join("      " + ln + "\n" for ln in stack.rstrip().splitlines())
+            )
+    return Failure(
+        FailureKind.DEADLOCK,
+        "every live thread is blocked: "
+        + ", ".join(f"{t.label} on {t.waiting_on}" for t in tasks if t.state is BLOCKED),
+        details="".join(lines),
+    )
+
+
+def step_limit_failure(ex: Execution, task: Task, kind: str, obj: str) -> Failure:
+    return Failure(
+        FailureKind.STEP_LIMIT,
+        f"the run took more than {ex.max_steps} scheduling steps "
+        "(a livelock, or raise max_steps); at the last one "
+        f"{task.label} {task.name!r} was at {kind} {obj} "
+        f"in {where(sys._getframe(1))}"
+        " (a thread that polls without ever blocking keeps a run going)",
+        thread=task.name,
+    )
+
+
+def watchdog_failure(task: Task | None, exc: WatchdogTimeout, *, line: bool) -> Failure:
+    user = without_engine_frames(traceback.extract_tb(exc.__traceback__))
+    at = f" at {user[-1].filename.rsplit('/', 1)[-1]}:{user[-1].lineno}" if user else ""
+    who = f" ({task.label} {task.name!r}{at})" if task is not None else ""
+    return Failure(
+        FailureKind.TIMEOUT,
+        "the run exceeded its wall-clock budget: a thread computed for too long "
+        f"without reaching a scheduling point{who}, or blocked outside the scheduler"
+        + ("" if line else
+           " (a loop with no synchronisation in it is never interrupted at the "
+           "default granularity; granularity='line' can switch inside it)"),
+        thread=task.name if task is not None else None,
+        details="".join(traceback.format_list(user[-8:])),
+    )
+
+
+def invariant_failure(ex: Execution, task: Task) -> Failure | None:
+    """Check the run's invariant; the failure when it returns a false value or raises."""
+    try:
+        ok = ex.invariant()  # type: ignore[misc]
+        problem = None if ok or ok is None else "the invariant returned a false value"
+    except Exception as exc:  # the user's check failed
+        problem = f"{type(exc).__name__}: {exc}"
+    if problem is None:
+        return None
+    return Failure(FailureKind.INVARIANT, f"invariant violated at step {ex.steps}: {problem}",
+                   thread=task.name)

@@ -1,0 +1,140 @@
+"""A controlled thread, how it parks, and the virtual clock it sees.
+
+``Task`` is one thread of a run (a greenlet underneath); ``WaitQueue`` is the one
+way a thread waits; ``Clock`` is virtual time.  The ``Execution`` (``runtime``)
+decides which task runs; these are what it decides about.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import greenlet
+
+from coordkit.engine.points import Point, Step
+
+if TYPE_CHECKING:
+    from coordkit.engine.runtime import Execution
+
+__all__ = [
+    "BLOCKED", "FINISHED", "RUNNABLE", "Clock", "Kill", "Task", "TaskGreenlet", "WaitQueue",
+    "WatchdogTimeout", "call_excepthook", "new_point",
+]
+
+RUNNABLE = "runnable"
+BLOCKED = "blocked"
+FINISHED = "finished"
+
+# The virtual clock starts at fixed values so that a replay sees the same times.
+MONOTONIC_ORIGIN = 1_000.0
+EPOCH_ORIGIN = 1_700_000_000.0
+
+
+class Kill(BaseException):
+    """Thrown into a controlled thread to end it when its run is over."""
+
+
+class WatchdogTimeout(BaseException):
+    """Raised asynchronously in a run that exceeded its wall-clock budget."""
+
+
+# Point(...) without NamedTuple's Python-level __new__: one is made at every step.
+new_point = functools.partial(tuple.__new__, Point)
+_NOT_STARTED = Point(-1, "start")
+
+
+class TaskGreenlet(greenlet.greenlet):
+    """A greenlet that runs one controlled thread."""
+
+    task: Task
+    task_execution: Execution
+
+
+@dataclass(eq=False, slots=True)
+class Task:
+    """One controlled thread of an execution."""
+
+    tid: int
+    name: str
+    daemon: bool
+    target: Callable[[], Any]
+    label: str  # T<tid>: how reports and points name the thread
+    thread: threading.Thread | None = None
+    glet: TaskGreenlet | None = None
+    state: str = RUNNABLE
+    # The point it is at: what it does when it next runs (set at each scheduling point).
+    pt: Point = _NOT_STARTED
+    waiting_on: str = ""
+    parked_on: WaitQueue | None = None
+    deadline: float | None = None
+    timed_out: bool = False
+    # At a yield (sleep(0)) the thread steps aside: it is the last candidate, not the first.
+    yielding: bool = False
+    joiners: WaitQueue | None = None
+    step: Step | None = None  # the step it is in (recorded only when footprints are)
+
+    @property
+    def _ck_label(self) -> str:  # how points name a thread
+        return self.label
+
+
+class Clock:
+    """Virtual time: advances only when every thread is parked (autojump)."""
+
+    __slots__ = ("now",)
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return MONOTONIC_ORIGIN + self.now
+
+    def time(self) -> float:
+        return EPOCH_ORIGIN + self.now
+
+    def deadline(self, timeout: float | None) -> float | None:
+        """The virtual instant ``timeout`` seconds from now (None: no deadline)."""
+        if timeout is None:
+            return None
+        return self.now + max(float(timeout), 0.0)
+
+
+class WaitQueue(list):
+    """Threads parked until another thread unparks them (trio's ParkingLot).
+
+    The one way a controlled thread waits: every shim parks on one of these and
+    wakes its waiters through it, in FIFO order.  A list of the parked tasks, so
+    that making one and asking whether anyone waits cost what a list does.
+    """
+
+    __slots__ = ()
+
+    def park(self, ex: Execution, what: str, deadline: float | None = None) -> bool:
+        """Park the running thread until unparked (True) or ``deadline`` passes (False)."""
+        return ex.block(self, what, deadline)
+
+    def unpark(self, ex: Execution, n: int = 1) -> None:
+        """Make the first ``n`` parked threads runnable."""
+        for task in self[:n]:
+            ex.wake(task)
+
+    def unpark_all(self, ex: Execution) -> None:
+        for task in list(self):
+            ex.wake(task)
+
+
+def call_excepthook(task: Task, exc: BaseException) -> None:
+    """Hand a thread's exception to ``threading.excepthook``, as a real thread does; a
+    hook that fails is reported the way real threads report it."""
+    args = threading.ExceptHookArgs((type(exc), exc, exc.__traceback__, task.thread))
+    try:
+        threading.excepthook(args)
+    except Kill:
+        raise
+    except BaseException as hook_exc:
+        sys.__excepthook__(type(hook_exc), hook_exc, hook_exc.__traceback__)
