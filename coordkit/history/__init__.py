@@ -44,7 +44,8 @@ queue, and the queue model as a history model).
 
 from __future__ import annotations
 
-from coordkit.history.queues import FIFOModel, QueueHistoryModel, RecordingQueue
+from coordkit.history.fifo import FIFOModel
+from coordkit.history.queues import QueueHistoryModel, RecordingQueue
 from coordkit.history.records import BLOCKED, History, Operation, OperationRecorder, Outcome
 from coordkit.history.search import (
     Model,

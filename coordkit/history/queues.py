@@ -13,8 +13,7 @@ search, never its verdict.
 from __future__ import annotations
 
 import itertools
-import math
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from coordkit.history.records import BLOCKED, History, Operation, Outcome
@@ -24,7 +23,7 @@ from coordkit.models.outcome import Outcome as ModelOutcome
 from coordkit.models.queues import QueueModel
 from coordkit.models.storage import NO_PICK, ORDERS
 
-__all__ = ["FIFOModel", "QueueHistoryModel", "RecordingQueue"]
+__all__ = ["QueueHistoryModel", "RecordingQueue"]
 
 
 # ---------------------------------------------------------------------------
@@ -125,8 +124,9 @@ class RecordingQueue:
 _TIMEOUT = "DeadlineExceededError"
 _CANCELLED = "CancelledError"
 _OUT_OF_RANGE = "OutOfRangeError"
-_DEQUEUES = ("dequeue", "dequeue_many", "dequeue_up_to")
-_BATCH_DEQUEUES = ("dequeue_many", "dequeue_up_to")
+DEQUEUES = ("dequeue", "dequeue_many", "dequeue_up_to")
+BATCH_DEQUEUES = ("dequeue_many", "dequeue_up_to")
+_READS = ("size", "is_closed")
 _KEY = object()  # the key of the one call a model copy runs: no key of the model's own
 
 
@@ -152,7 +152,7 @@ class _Snapshot:
         return f"({tuple(self.model.contents())!r}, {'closed' if self.model.closed else 'open'})"
 
 
-def _check_n(op: Operation) -> int:
+def check_n(op: Operation) -> int:
     """The ``n`` of a batch dequeue: an int of at least 0 (HIST-11)."""
     n = op.arg
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
@@ -214,6 +214,10 @@ class QueueHistoryModel(SequentialModel):
         """The model in ``state``, to read, never to change."""
         return state.model
 
+    def _closed(self, state: Any) -> bool:
+        """Whether the queue is closed in ``state``."""
+        return self._peek(state).closed
+
     def _model(self, state: Any) -> QueueModel:
         """A model in ``state`` that may be changed."""
         return state.model.copy()
@@ -232,50 +236,57 @@ class QueueHistoryModel(SequentialModel):
              arg: Any = None) -> tuple[Any, ModelOutcome | None]:
         """Run ``op`` on a model in ``state``: (new state, result), or (None, None) if it waits.
 
-        ``pick`` is the element (or batch) the implementation returned, ``arg``
-        replaces the batch of an ``enqueue_many``.
+        ``pick`` is the element (or batch) the implementation returned (MODEL-5);
+        ``arg``, when not None, replaces the operation's argument.
         """
+        if op.kind in _READS:
+            return state, self._call(self._peek(state), op, op.arg)
         model = self._model(state)
         if pick is not NO_PICK:
             model.picks = {_KEY: pick}
-        kind = op.kind
-        if kind == "enqueue":
-            model.enqueue(_KEY, op.arg)
-        elif kind == "enqueue_many":
-            model.enqueue_many(_KEY, tuple(op.arg if arg is None else arg))
-        elif kind == "dequeue":
-            model.dequeue(_KEY)
-        elif kind in _BATCH_DEQUEUES:
-            model.dequeue_many(_KEY, _check_n(op), up_to=kind == "dequeue_up_to")
-        elif kind == "close":
-            model.close(_KEY, cancel=bool(op.arg))
-        else:
-            raise ValueError(f"{type(self).__name__} cannot apply operation kind {kind!r} (#{op.index}); "
-                             f"expected one of {sorted(self.KINDS)}")
-        result = model.results.pop(_KEY, None)
+        result = self._call(model, op, op.arg if arg is None else arg)
         if result is None:
             return None, None
         model.picks = {}
         return self._state(model), result
+
+    def _call(self, model: QueueModel, op: Operation, arg: Any) -> ModelOutcome | None:
+        """Call ``op``'s method of ``model`` with ``arg``: the outcome, or None while it waits."""
+        kind = op.kind
+        if kind == "size":
+            return Ok(model.size())
+        if kind == "is_closed":
+            return Ok(model.closed)
+        if kind == "enqueue":
+            model.enqueue(_KEY, arg)
+        elif kind == "enqueue_many":
+            model.enqueue_many(_KEY, tuple(arg))
+        elif kind == "dequeue":
+            model.dequeue(_KEY)
+        elif kind in BATCH_DEQUEUES:
+            model.dequeue_many(_KEY, check_n(op), up_to=kind == "dequeue_up_to")
+        elif kind == "close":
+            model.close(_KEY, cancel=bool(arg))
+        else:
+            raise ValueError(f"{type(self).__name__} cannot apply operation kind {kind!r} (#{op.index}); "
+                             f"expected one of {sorted(self.KINDS)}")
+        return model.results.pop(_KEY, None)
 
     @staticmethod
     def _outcome(op: Operation, result: ModelOutcome) -> Outcome:
         """The model's outcome as a history records it (batches as tuples, errors by name)."""
         if isinstance(result, Err):
             return Outcome.error(result.type)
-        if op.kind in _BATCH_DEQUEUES:
+        if op.kind in BATCH_DEQUEUES:
             return Outcome.ok(tuple(result.value))
         return Outcome.ok(result.value)
 
     def apply(self, state: Any, op: Operation) -> tuple[Any, Any]:
         """The effect and expected outcome of ``op`` in ``state``; a recorded value is the pick."""
-        if op.kind == "size":
-            return state, Outcome.ok(self._peek(state).size())
-        if op.kind == "is_closed":
-            return state, Outcome.ok(self._peek(state).closed)
         pick = NO_PICK
         outcome = op.outcome
-        if outcome is not None and not outcome.is_error and op.kind in _DEQUEUES and self.order != "fifo":
+        # A FIFO queue leaves the implementation no pick (MODEL-5).
+        if outcome is not None and not outcome.is_error and op.kind in DEQUEUES and self.order != "fifo":
             value = outcome.value
             pick = list(value) if op.kind != "dequeue" and isinstance(value, (list, tuple)) else value
         new, result = self._run(state, op, pick)
@@ -304,12 +315,12 @@ class QueueHistoryModel(SequentialModel):
             return True
         if error == _TIMEOUT:
             return kind != "enqueue_many"
-        if kind in _BATCH_DEQUEUES and op.arg == 0:
+        if kind in BATCH_DEQUEUES and op.arg == 0:
             return True
         if kind == "enqueue_many" and not outcome.is_error:
             return not tuple(op.arg)
         if error == _OUT_OF_RANGE:
-            return kind in _DEQUEUES
+            return kind in DEQUEUES
         if error == _CANCELLED:
             return kind == "enqueue" or (kind == "close" and not op.arg)
         return False
@@ -323,7 +334,7 @@ class QueueHistoryModel(SequentialModel):
             if op.kind not in self.KINDS:
                 self.apply(state, op)  # raises the unknown-kind error
             return [state]
-        if outcome is None and op.kind in _DEQUEUES and self.order != "fifo":
+        if outcome is None and op.kind in DEQUEUES and self.order != "fifo":
             return self._any_pick(state, op)
         found = default_successors(self, state, op)
         if op.kind == "enqueue" or op.kind == "enqueue_many":
@@ -344,7 +355,7 @@ class QueueHistoryModel(SequentialModel):
         if name not in (None, _TIMEOUT, _CANCELLED):
             return []
         batch = tuple(op.arg)
-        closed = self._peek(state).closed
+        closed = self._closed(state)
         lengths = [0] if name != _CANCELLED or closed else []
         if not closed:
             lengths += range(1, len(batch) + 1)
@@ -365,7 +376,7 @@ class QueueHistoryModel(SequentialModel):
         if op.kind == "dequeue":
             picks: Iterable[Any] = [NO_PICK, *dict.fromkeys(contents)]
         else:
-            n = _check_n(op)
+            n = check_n(op)
             sizes = {r for r in (n, len(contents)) if 0 < r <= len(contents)}
             combinations = dict.fromkeys(c for r in sizes for c in itertools.combinations(contents, r))
             picks = [NO_PICK, *(list(c) for c in combinations)]
@@ -385,216 +396,3 @@ class QueueHistoryModel(SequentialModel):
     def _plausible(self, state: Any, states: list[Any]) -> list[Any]:
         """The states an enqueue may leave that can still lead to an answer (a hint, HIST-7)."""
         return states
-
-
-# ---------------------------------------------------------------------------
-# FIFOModel: the queue model for FIFO queues, with search hints (HIST-7, HIST-9)
-# ---------------------------------------------------------------------------
-
-
-class FIFOModel(QueueHistoryModel):
-    """``QueueHistoryModel(order="fifo")`` with plain states and search hints (HIST-7, HIST-9).
-
-    The rules are the queue model's (``coordkit.models.QueueModel``), as for
-    every ``QueueHistoryModel``; only the form of a state differs: here it is
-    ``(items, closed)``, ``items`` a tuple, oldest first.  Operation kinds and
-    arguments are those ``RecordingQueue`` records: ``enqueue(x)``,
-    ``enqueue_many(batch)``, ``dequeue()``, ``dequeue_many(n)``,
-    ``dequeue_up_to(n)``, ``size()``, ``is_closed()`` and
-    ``close(cancel_pending_enqueues)``.
-
-    ``capacity`` (None: unbounded) makes a call wait while what it stores does
-    not fit.  Use it, like ``size``, only in histories without
-    ``enqueue_many``, ``dequeue_many`` and ``dequeue_up_to``: those calls hold
-    or push elements part way, which coordkit's queues (like TensorFlow's)
-    make visible to ``size()`` and to the capacity (HIST-10).
-
-    ``check`` gives the model search hints drawn from the whole history through
-    ``prepare`` (HIST-7); they live on the instance, so use one instance per
-    check running at a time.
-    """
-
-    def __init__(self, capacity: int | None = None, initial: Iterable[Hashable] = ()) -> None:
-        super().__init__(capacity, "fifo", 0, initial)
-        self._seen: dict[Any, tuple[int, int]] = {}  # elements dequeues returned (see prepare)
-        self._only_seen_prefix = False
-        self._dequeued_during: dict[Any, tuple[float, float]] | None = None
-
-    # -- states: (items, closed) ----------------------------------------------------------
-
-    def init(self) -> tuple[tuple[Any, ...], bool]:
-        """An open queue holding ``initial`` (empty by default)."""
-        return (self._initial, False)
-
-    def _peek(self, state: tuple[tuple[Any, ...], bool]) -> QueueModel:
-        return self._at_rest(state[0], state[1])
-
-    def _model(self, state: tuple[tuple[Any, ...], bool]) -> QueueModel:
-        return self._at_rest(state[0], state[1])
-
-    def _state(self, model: QueueModel) -> tuple[tuple[Any, ...], bool]:
-        return (tuple(model.contents()), model.closed)
-
-    def apply(self, state: tuple[tuple[Any, ...], bool], op: Operation) -> tuple[Any, Any]:
-        """The effect and expected outcome of ``op`` in ``state`` (HIST-9)."""
-        return super().apply(state, op)
-
-    # -- search hints drawn from the whole history (HIST-5, HIST-7) --------------------------
-
-    def prepare(self, operations: Sequence[Operation] | None) -> None:
-        """Note which elements the history's dequeues returned, and when (search hints, HIST-5).
-
-        ``None`` switches the hints off.
-        They order the candidates (``candidate_key``) and the prefixes tried for
-        a failed ``enqueue_many``; they change the speed, never the verdict.
-        When every enqueued element is distinct and the history has no
-        ``size()`` call and no dequeue with an unknown outcome, a failed
-        ``enqueue_many`` is taken to have pushed the shortest allowed prefix
-        that holds every element of its batch the history shows coming out: an
-        element that never comes out would stay in front of every later element
-        (and keep the queue from being empty) for good, so whenever a longer
-        prefix fits, that one fits too.
-        """
-        if operations is None:  # no hints
-            self._seen, self._only_seen_prefix, self._dequeued_during = {}, False, None
-            return
-        self._seen = _first_dequeues(operations)
-        distinct = _all_distinct(operations)
-        unknown_dequeues = any(op.outcome is None and op.kind in _DEQUEUES for op in operations)
-        self._only_seen_prefix = distinct and not unknown_dequeues and not any(
-            op.kind == "size" for op in operations
-        )
-        once = distinct and not unknown_dequeues
-        self._dequeued_during = _dequeue_intervals(operations) if once else None
-
-    def candidate_key(self, op: Operation) -> Any:
-        """The search tries an enqueue when the element it adds is taken (a hint, HIST-7).
-
-        In a FIFO queue the order of the enqueues is the order in which their
-        elements come out, so an enqueue is keyed by the call time of the
-        dequeue that returned its (first) element; every other call, and an
-        element never seen, by its own call time.
-        """
-        if op.kind in ("enqueue", "enqueue_many") and op.arg is not None:
-            element = op.arg if op.kind == "enqueue" else next(iter(op.arg), None)
-            try:
-                found = self._seen.get(element)
-            except TypeError:
-                found = None
-            if found is not None:
-                return found
-        if op.kind == "close" and op.ret is not None:
-            return (op.ret, -1)
-        return (op.call, -1)
-
-    def _prefixes_to_try(self, batch: tuple[Any, ...], lengths: list[int]) -> list[int]:
-        """Try first the prefix whose elements the history shows coming out (HIST-7).
-
-        The order changes how fast the search is, never its verdict.  With
-        every enqueued element distinct and nothing able to take an element out
-        unseen, an element pushed but never returned stays in the queue for
-        good, in front of every later one, so the shortest prefix that holds
-        every element seen fits whenever a longer one does (see prepare).
-        """
-        seen = 0
-        while seen < len(batch) and batch[seen] in self._seen:
-            seen += 1
-        if self._only_seen_prefix:
-            return [k for k in lengths if k >= seen][:1]
-        if seen in lengths:
-            lengths.remove(seen)
-            lengths.insert(0, seen)
-        return lengths
-
-    def _plausible(self, state: tuple[tuple[Any, ...], bool], states: list[Any]) -> list[Any]:
-        """Drop the states whose new elements could not come out in their queue order (HIST-7).
-
-        A hint (see prepare): with every element enqueued once and returned at most
-        once, an element appended behind ``y`` comes out after ``y``, so its
-        dequeue must not end before ``y``'s begins; and behind an element that
-        never comes out, no element can come out at all.
-        """
-        during = self._dequeued_during
-        if during is None:
-            return states
-        items = state[0]
-        kept = []
-        for new in states:
-            new_items = new[0]
-            if len(new_items) == len(items) or _fits_behind(during, items, new_items[len(items):]):
-                kept.append(new)
-        return kept
-
-
-def _first_dequeues(operations: Sequence[Operation]) -> dict[Any, tuple[int, int]]:
-    """Each element a dequeue returned: (call time of the first such dequeue, place in its batch)."""
-    taken: dict[Any, tuple[int, int]] = {}
-    for op in operations:
-        outcome = op.outcome
-        if outcome is None or outcome.is_error:
-            continue
-        try:
-            if op.kind == "dequeue":
-                taken.setdefault(outcome.value, (op.call, 0))
-            elif op.kind in _BATCH_DEQUEUES:
-                for place, element in enumerate(outcome.value):
-                    taken.setdefault(element, (op.call, place))
-        except TypeError:
-            continue  # unhashable elements: no hint
-    return taken
-
-
-def _all_distinct(operations: Sequence[Operation]) -> bool:
-    """Whether every element the history enqueues is enqueued once (and hashable)."""
-    enqueued: list[Any] = []
-    for op in operations:
-        if op.kind == "enqueue":
-            enqueued.append(op.arg)
-        elif op.kind == "enqueue_many" and op.arg is not None:
-            enqueued.extend(op.arg)
-    try:
-        return len(set(enqueued)) == len(enqueued)
-    except TypeError:
-        return False
-
-
-def _dequeue_intervals(operations: Sequence[Operation]) -> dict[Any, tuple[float, float]] | None:
-    """Each element's dequeue interval, or None if some element comes out twice.
-
-    Used to refuse enqueue orders that the dequeues' real-time order already
-    rules out (see ``FIFOModel._plausible``).
-    """
-    intervals: dict[Any, tuple[float, float]] = {}
-    for op in operations:
-        outcome = op.outcome
-        if outcome is None or outcome.is_error or op.kind not in _DEQUEUES:
-            continue
-        ret = math.inf if op.ret is None else op.ret
-        try:
-            for element in (outcome.value,) if op.kind == "dequeue" else outcome.value:
-                if element in intervals:
-                    return None
-                intervals[element] = (op.call, ret)
-        except TypeError:
-            return None  # not a batch, or unhashable elements: no hint
-    return intervals
-
-
-def _fits_behind(during: dict[Any, tuple[float, float]], items: tuple[Any, ...],
-                 added: tuple[Any, ...]) -> bool:
-    """Whether ``added``, appended behind ``items``, can come out after them in real time."""
-    latest_call = -math.inf  # the latest dequeue call of an element ahead
-    for y in items:
-        found = during.get(y)
-        latest_call = math.inf if found is None else max(latest_call, found[0])
-        if latest_call == math.inf:
-            break
-    for a in added:
-        found = during.get(a)
-        if found is None:
-            latest_call = math.inf
-        elif found[1] < latest_call:
-            return False
-        else:
-            latest_call = max(latest_call, found[0])
-    return True

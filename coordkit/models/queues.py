@@ -71,9 +71,8 @@ class QueueModel:
         caller knows the queue was in, not a sequence of calls.
         """
         model = cls(capacity, order, min_after_dequeue)
-        for element in contents:
-            model.store.push(element)
-            model.accepted += 1
+        model.store.extend(contents)
+        model.accepted = model.store.size()
         if closed:
             model._set_closed()
         return model

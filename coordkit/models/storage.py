@@ -66,6 +66,9 @@ class _FifoStore:
     def push(self, element: Any) -> None:
         self.items.append(element)
 
+    def extend(self, elements: Iterable[Any]) -> None:
+        self.items.extend(elements)
+
     def take(self, attempt: Attempt) -> None:
         attempt.taken += (self.items.pop(0),)
         attempt.held += 1
@@ -124,6 +127,9 @@ class _ShuffleStore:
     def push(self, element: Any) -> None:
         self.pool.append(element)
 
+    def extend(self, elements: Iterable[Any]) -> None:
+        self.pool.extend(elements)
+
     def take(self, attempt: Attempt) -> None:
         attempt.held += 1
         self.held += 1
@@ -180,6 +186,9 @@ class _PriorityStore:
     def push(self, element: Any) -> None:
         self.items.append(element)
 
+    def extend(self, elements: Iterable[Any]) -> None:
+        self.items.extend(elements)
+
     def take(self, attempt: Attempt) -> None:
         attempt.held += 1  # resolved by batch() in the same step (PQ-4)
 
@@ -218,6 +227,7 @@ class Store(Protocol):
     def key(self) -> tuple[Any, ...]: ...
     def size(self) -> int: ...
     def push(self, element: Any) -> None: ...
+    def extend(self, elements: Iterable[Any]) -> None: ...
     def take(self, attempt: Attempt) -> None: ...
     def dequeue(self, pick: Any) -> Any: ...
     def batch(self, attempt: Attempt, pick: Any) -> list[Any]: ...
