@@ -9,19 +9,39 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from coordkit.errors import CancelledError, DeadlineExceededError, OutOfRangeError
 from coordkit.models.outcome import Err, ModelError, Ok, Outcome
 from coordkit.models.storage import NO_PICK, ORDERS, Attempt, Store
 
-if TYPE_CHECKING:
-    from coordkit.queues import QueueStatistics
-
-__all__ = ["QueueModel"]
+__all__ = ["QueueModel", "Statistics"]
 
 # What a step of an attempt achieved (Q-MODEL-2).
 _WAIT, _PROGRESS, _DONE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """What ``statistics()`` of a queue reports in a model state (Q-API-8).
+
+    The fields of ``coordkit.queues.QueueStatistics``, under the same names; the
+    models do not import the implementation, so compare the two field by field.
+    """
+
+    size: int
+    """Elements stored (Q-API-6)."""
+    closed: bool
+    """Whether a close has taken effect."""
+    pending_enqueues: int
+    """``enqueue``/``enqueue_many`` calls waiting in the enqueue list."""
+    pending_dequeues: int
+    """Dequeue calls waiting in the dequeue list."""
+    pending_closes: int
+    """Plain ``close()`` calls waiting in the enqueue list (Q-CLOSE-1)."""
+    held: int
+    """Elements taken by waiting batch dequeues, not in ``size``."""
 
 
 class QueueModel:
@@ -104,17 +124,10 @@ class QueueModel:
         """The stored elements (in order for FIFO; sorted for the other orders)."""
         return self.store.contents()
 
-    def statistics(self) -> QueueStatistics:
-        """What ``QueueBase.statistics()`` reports in this state (Q-API-8).
-
-        The very type the implementation returns, so the two compare with ``==``;
-        it is imported here, not at the top, so that importing the models does
-        not import the implementation.
-        """
-        from coordkit.queues import QueueStatistics
-
+    def statistics(self) -> Statistics:
+        """What ``QueueBase.statistics()`` reports in this state, field by field (Q-API-8)."""
         closes = sum(1 for a in self.enqueuers if a.kind == "close")
-        return QueueStatistics(
+        return Statistics(
             size=self.store.size(),
             closed=self.closed,
             pending_enqueues=len(self.enqueuers) - closes,
