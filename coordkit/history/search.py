@@ -73,6 +73,10 @@ class SequentialModel:
 
 
 def default_successors(model: Any, state: Any, op: Operation) -> list[Any]:
+    """``apply``'s new state, if its expected outcome is the recorded one (or none is recorded).
+
+    What the checker uses for a model without ``successors`` (HIST-5).
+    """
     new_state, expected = model.apply(state, op)
     if expected is BLOCKED:
         return []
@@ -424,9 +428,18 @@ def check(
     result = _search(entries, model, init, max_steps, max_states)
     if result.ok:
         return Report(True, len(ops), result.steps, [entries[i].op for i in result.order])
+    return _failure_report(ops, entries, model, init, result, max_steps, max_states, minimize)
 
-    # The report is about prefixes and parts of the history, so hints drawn
-    # from the whole history no longer hold: switch them off (HIST-5, HIST-8).
+
+def _failure_report(ops: list[Operation], entries: list[_Entry], model: Any, init: Any, result: _Result,
+                    max_steps: int | None, max_states: int, minimize: bool) -> Report:
+    """The report of a history that is not linearizable: its op, window and states (HIST-8).
+
+    The report is about prefixes and parts of the history, so hints drawn from
+    the whole history no longer hold: they are switched off (HIST-5) and the
+    search runs again, to find where it gets stuck without them.
+    """
+    prepare = getattr(model, "prepare", None)
     if callable(prepare):
         prepare(None)
     steps = result.steps
@@ -440,12 +453,32 @@ def check(
         approximate = True
     failed = entries[result.stuck_op].op
     assert failed.ret is not None
-    cut = failed.ret
     # The prefix up to the failing return: later calls are irrelevant, later
     # returns become optional.
-    prefix = [op for op in ops if op.call <= cut]
+    prefix = [op for op in ops if op.call <= failed.ret]
     before = [op for op in prefix if op.ret is not None and op.ret < failed.call]
     window = [op for op in prefix if not (op.ret is not None and op.ret < failed.call)]
+    if minimize and not approximate:
+        window, more, approximate = _smallest_window(failed, before, window, model, init, max_steps)
+        steps += more
+    window.sort(key=lambda o: (o.call, o.index))
+    expected = [model.apply(s, failed)[1] for s in result.stuck_states]
+    return Report(
+        False, len(ops), steps, [], failed, window, list(result.stuck_states), expected, approximate
+    )
+
+
+def _smallest_window(failed: Operation, before: list[Operation], window: list[Operation], model: Any,
+                     init: Any, max_steps: int | None) -> tuple[list[Operation], int, bool]:
+    """Shrink ``window`` one operation at a time, latest call first (HIST-8).
+
+    An operation goes when, after ``before``, the rest still cannot be ordered
+    while without ``failed`` it can.  Returns the window, the search steps
+    taken, and whether the budget ran out (the window is then what was kept).
+    """
+    assert failed.ret is not None
+    cut = failed.ret
+    steps = 0
 
     def linearizable(sub: list[Operation]) -> bool:
         nonlocal steps
@@ -453,23 +486,17 @@ def check(
         steps += r.steps
         return r.ok
 
-    if minimize and not approximate:
-        kept = list(window)
-        try:
-            for op in sorted(window, key=lambda o: o.call, reverse=True):
-                if op is failed:
-                    continue
-                trial = [o for o in kept if o is not op]
-                if not linearizable(trial) and linearizable([o for o in trial if o is not failed]):
-                    kept = trial
-        except SearchBudgetExceeded:
-            approximate = True
-        window = kept
-    window.sort(key=lambda o: (o.call, o.index))
-    expected = [model.apply(s, failed)[1] for s in result.stuck_states]
-    return Report(
-        False, len(ops), steps, [], failed, window, list(result.stuck_states), expected, approximate
-    )
+    kept = list(window)
+    try:
+        for op in sorted(window, key=lambda o: o.call, reverse=True):
+            if op is failed:
+                continue
+            trial = [o for o in kept if o is not op]
+            if not linearizable(trial) and linearizable([o for o in trial if o is not failed]):
+                kept = trial
+    except SearchBudgetExceeded:
+        return kept, steps, True
+    return kept, steps, False
 
 
 def assert_linearizable(

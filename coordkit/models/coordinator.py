@@ -70,6 +70,7 @@ class CoordinatorModel:
         self.now = 0.0
 
     def copy(self) -> CoordinatorModel:
+        """An independent copy (MODEL-1)."""
         new = object.__new__(CoordinatorModel)
         new.__dict__.update(self.__dict__)
         new.registered = list(self.registered)
@@ -82,12 +83,14 @@ class CoordinatorModel:
         return new
 
     def key(self) -> tuple[Any, ...]:
+        """Equal keys mean equal futures (MODEL-1); the recorded exception by identity."""
         return (self.stop, id(self.recorded), self.joined, tuple(self.registered),
                 tuple(sorted(self.alive.items(), key=repr)), self.now,
                 tuple(sorted((repr(op), j.phase, j.deadline) for op, j in self.joins.items())),
                 tuple(sorted((repr(op), d) for op, d in self.waits.items())))
 
     def pending(self) -> list[Hashable]:
+        """The operations still waiting: ``join`` calls, then ``wait_for_stop`` calls."""
         return [*self.joins, *self.waits]
 
     def deadlines(self) -> list[float]:
@@ -96,6 +99,7 @@ class CoordinatorModel:
             j.deadline for j in self.joins.values() if j.deadline is not None]
 
     def describe(self) -> str:
+        """The state in one line, for failure reports."""
         joins = ", ".join(f"{op}: phase {j.phase} of {j.snapshot}"
                           + (f" until {j.deadline:g}" if j.deadline is not None else "")
                           for op, j in self.joins.items())

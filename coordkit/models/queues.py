@@ -100,6 +100,7 @@ class QueueModel:
     # -- copying and comparing candidate states ---------------------------------
 
     def copy(self) -> QueueModel:
+        """An independent copy, with the results so far and no picks (MODEL-1)."""
         new = object.__new__(QueueModel)
         new.__dict__.update(self.__dict__)
         new.store = self.store.copy()
@@ -145,6 +146,8 @@ class QueueModel:
         return [a.deadline for a in self.enqueuers + self.dequeuers if a.deadline is not None]
 
     def describe(self) -> str:
+        """The state in one line, for failure reports."""
+
         def attempt(a: Attempt) -> str:
             who = "(timed-out close)" if a.op is None else f"{a.op}"
             extra = f" items={list(a.items)}" if a.kind == "enqueue" else ""

@@ -68,6 +68,7 @@ class RunnerModel:
         self._internal = 0
 
     def copy(self) -> RunnerModel:
+        """An independent copy: queue and coordinator copied, one ``results`` shared (MODEL-1)."""
         new = object.__new__(RunnerModel)
         new.__dict__.update(self.__dict__)
         new.queue = self.queue.copy()
@@ -81,17 +82,20 @@ class RunnerModel:
         return new
 
     def key(self) -> tuple[Any, ...]:
+        """Equal keys mean equal futures (MODEL-1)."""
         return (self.queue.key(), None if self.coord is None else self.coord.key(), self.running,
                 tuple((t.key, t.state, t.pending, t.counted) for t in self.threads),
                 tuple(sorted(repr(e) for e in self.exceptions_raised)), self.sets)
 
     def describe(self) -> str:
+        """The state in one line, for failure reports."""
         threads = ", ".join(f"{t.key}:{t.state}" for t in self.threads)
         coord = "" if self.coord is None else f"; coordinator: {self.coord.describe()}"
         return (f"running={self.running} threads=[{threads}] exceptions_raised={self.exceptions_raised}; "
                 f"queue: {self.queue.describe()}{coord}")
 
     def alive(self) -> dict[Hashable, bool]:
+        """Each runner thread the model follows, and whether it is still running."""
         return {t.key: t.state != "ended" for t in self.threads}
 
     def at_gate(self) -> list[int]:

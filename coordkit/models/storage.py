@@ -37,12 +37,14 @@ class Attempt:
         self.deadline: float | None = None
 
     def copy(self) -> Attempt:
+        """An independent copy."""
         new = Attempt.__new__(Attempt)
         new.op, new.kind, new.items, new.remaining = self.op, self.kind, self.items, self.remaining
         new.taken, new.held, new.deadline = self.taken, self.held, self.deadline
         return new
 
     def key(self) -> tuple[Any, ...]:
+        """Everything about the attempt that decides its future."""
         return (self.op, self.kind, self.items, self.remaining, self.taken, self.held, self.deadline)
 
 
@@ -223,16 +225,35 @@ class _PriorityStore:
 class Store(Protocol):
     """What ``QueueModel`` asks of its storage; ``pick`` is the implementation's choice or NO_PICK."""
 
-    def copy(self) -> Store: ...
-    def key(self) -> tuple[Any, ...]: ...
-    def size(self) -> int: ...
-    def push(self, element: Any) -> None: ...
-    def extend(self, elements: Iterable[Any]) -> None: ...
-    def take(self, attempt: Attempt) -> None: ...
-    def dequeue(self, pick: Any) -> Any: ...
-    def batch(self, attempt: Attempt, pick: Any) -> list[Any]: ...
-    def put_back(self, attempt: Attempt) -> None: ...
-    def contents(self) -> list[Any]: ...
+    def copy(self) -> Store:
+        """An independent copy (MODEL-1)."""
+
+    def key(self) -> tuple[Any, ...]:
+        """Everything about the stored elements that decides the future (MODEL-1)."""
+
+    def size(self) -> int:
+        """Elements stored, held ones not counted (Q-API-6)."""
+
+    def push(self, element: Any) -> None:
+        """Store one element."""
+
+    def extend(self, elements: Iterable[Any]) -> None:
+        """Store each element, in order, as ``push`` would."""
+
+    def take(self, attempt: Attempt) -> None:
+        """A waiting batch dequeue takes one element and holds it (Q-DEQ-3)."""
+
+    def dequeue(self, pick: Any) -> Any:
+        """Remove and return the element that comes out next (Q-DEQ-1, RSQ-4, PQ-2)."""
+
+    def batch(self, attempt: Attempt, pick: Any) -> list[Any]:
+        """The batch a complete batch dequeue returns: what it held, in order (Q-DEQ-2, PQ-4)."""
+
+    def put_back(self, attempt: Attempt) -> None:
+        """Give back what a batch dequeue held, on close or timeout (Q-DEQ-4, Q-DEQ-6)."""
+
+    def contents(self) -> list[Any]:
+        """The stored elements: in order for FIFO, sorted for the other orders."""
 
 
 ORDERS: dict[str, type[Store]] = {"fifo": _FifoStore, "shuffle": _ShuffleStore, "priority": _PriorityStore}
