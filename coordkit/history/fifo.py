@@ -32,13 +32,17 @@ def _take(pool: tuple[Any, ...], where: slice | tuple[int, ...]) -> tuple[Any, .
     return tuple(map(pool.__getitem__, where))  # type: ignore[arg-type]
 
 
-def _where(positions: list[int]) -> slice | tuple[int, ...]:
-    """``positions`` as a slice when they are consecutive, else as a tuple."""
+def _where(positions: list[int], numbers: list[int]) -> slice | tuple[int, ...]:
+    """``positions`` as a slice when they are consecutive, else as a tuple.
+
+    ``numbers`` is ``list(range(k))`` for some ``k`` past every position (its int
+    objects are the ones the positions are, so comparing is quick).
+    """
     if not positions:
         return slice(0, 0)
-    first = positions[0]
-    if positions == list(range(first, first + len(positions))):
-        return slice(first, first + len(positions))
+    first, last = positions[0], positions[0] + len(positions)
+    if positions == numbers[first:last]:
+        return slice(first, last)
     return tuple(positions)
 
 
@@ -70,6 +74,7 @@ class FIFOModel(QueueHistoryModel):
         self._only_seen_prefix = False
         self._dequeued_during: dict[Any, tuple[float, float]] | None = None
         self._answers: dict[tuple[Any, ...], Any] = {}  # the model's answers, by shape (see _answer)
+        self._numbers: list[int] = []  # 0, 1, 2, ...: the positions standing for elements in _ask
 
     # -- states: (items, closed) ----------------------------------------------------------
 
@@ -158,20 +163,24 @@ class FIFOModel(QueueHistoryModel):
         position of the element a dequeue returned, or where a batch comes from
         (a slice or positions).
         """
-        arg: Any = None
+        numbers = self._numbers
+        if len(numbers) < stored + added:
+            numbers.extend(range(len(numbers), 2 * (stored + added)))
+        arg: Any = op.arg
         if op.kind == "enqueue":
-            arg = stored
+            arg = numbers[stored]
         elif op.kind == "enqueue_many":
-            arg = range(stored, stored + added)
-        new, result = QueueHistoryModel._run(self, (range(stored), closed), op, arg=arg)
+            arg = numbers[stored:stored + added]
+        model = self._at_rest(numbers[:stored], closed)
+        result = self._call(model, op, arg)
         if result is None:
             return None
         expected: Any = self._outcome(op, result)
         if op.kind == "dequeue" and not expected.is_error:
             expected = expected.value  # the position of the element returned
         elif op.kind in BATCH_DEQUEUES and not expected.is_error:
-            expected = _where(list(expected.value))  # the positions of the batch returned
-        return _where(list(new[0])), new[1], result, expected
+            expected = _where(list(expected.value), numbers)  # the positions of the batch returned
+        return _where(model.contents(), numbers), model.closed, result, expected
 
     # -- search hints drawn from the whole history (HIST-5, HIST-7) --------------------------
 
