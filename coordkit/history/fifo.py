@@ -88,13 +88,10 @@ class FIFOModel(QueueHistoryModel):
     def _closed(self, state: tuple[tuple[Any, ...], bool]) -> bool:
         return state[1]
 
-    def _model(self, state: tuple[tuple[Any, ...], bool]) -> QueueModel:
-        return self._at_rest(state[0], state[1])
-
     def _state(self, model: QueueModel) -> tuple[tuple[Any, ...], bool]:
         return (tuple(model.contents()), model.closed)
 
-    # -- the model's answers, as templates ---------------------------------------------------
+    # -- the model's answers, kept per shape of call ---------------------------------------
 
     def apply(self, state: tuple[tuple[Any, ...], bool], op: Operation) -> tuple[Any, Any]:
         """The effect and expected outcome of ``op`` in ``state``: the queue model's (HIST-9)."""

@@ -220,7 +220,7 @@ class QueueHistoryModel(SequentialModel):
 
     def _model(self, state: Any) -> QueueModel:
         """A model in ``state`` that may be changed."""
-        return state.model.copy()
+        return self._peek(state).copy()
 
     def _state(self, model: QueueModel) -> Any:
         """The state a model at rest stands for."""
