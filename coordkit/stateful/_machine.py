@@ -26,7 +26,7 @@ from hypothesis.strategies import SearchStrategy
 
 from coordkit.engine.harness import Harness, Operation
 from coordkit.engine.trace import Choices
-from coordkit.stateful.models import Err, Ok, Outcome
+from coordkit.models import Err, Ok, Outcome
 from coordkit.strategies import schedules
 
 __all__ = [

@@ -33,8 +33,8 @@ from hypothesis.stateful import initialize, rule
 from coordkit.coordinator import Coordinator
 from coordkit.engine.trace import Choices
 from coordkit.errors import OutOfRangeError
+from coordkit.models import CoordinatorModel, Err, StopReason
 from coordkit.stateful._machine import SCHEDULES, Advance, ModelMachine, factory, weighted
-from coordkit.stateful.models import CoordinatorModel, Err, StopReason
 
 __all__ = [
     "ClearStop",

@@ -31,11 +31,11 @@ from hypothesis.stateful import initialize, rule
 
 from coordkit.coordinator import Coordinator
 from coordkit.engine.trace import Choices
+from coordkit.models import CoordinatorModel, Err, QueueModel, RunnerModel, StopReason
 from coordkit.queue_runner import QueueRunner
 from coordkit.queues import FIFOQueue
 from coordkit.stateful._machine import SCHEDULES, ModelMachine, factory, weighted
 from coordkit.stateful.coordinator import Exhausted, Reported
-from coordkit.stateful.models import CoordinatorModel, Err, QueueModel, RunnerModel, StopReason
 
 __all__ = [
     "CloseQueue",

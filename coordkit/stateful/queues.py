@@ -32,9 +32,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, rule
 
 from coordkit.engine.trace import Choices
+from coordkit.models import QueueModel
 from coordkit.queues import FIFOQueue, PaddingFIFOQueue, PriorityQueue, RandomShuffleQueue
 from coordkit.stateful._machine import SCHEDULES, Advance, ModelMachine, factory, weighted
-from coordkit.stateful.models import QueueModel
 
 __all__ = [
     "Advance",

@@ -1,5 +1,7 @@
-"""The stateful queue model as a history model (MODEL-8): it agrees with ``history.FIFOModel``
-on every sequential run, and it checks histories of the queues that pick (RSQ, PriorityQueue)."""
+"""The pure queue model as a history model (MODEL-8): its two adapters, ``QueueHistoryModel``
+(states are frozen models) and ``history.FIFOModel`` (states are ``(items, closed)``, answers
+asked once per shape), agree on every sequential run, and it checks histories of the queues
+that pick (RSQ, PriorityQueue)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 
 from coordkit import history
 from coordkit.errors import OutOfRangeError
+from coordkit.models import storage
 from coordkit.queues import FIFOQueue, PriorityQueue, RandomShuffleQueue
 from coordkit.stateful.models import QueueHistoryModel
 
@@ -67,12 +70,25 @@ _TAIL = [("close", 0, False, "same"), ("dequeue_up_to", 3, False, "same"),
 @settings(max_examples=300, deadline=None)
 @given(steps=st.lists(_STEPS, max_size=30), capacity=st.sampled_from([None, None, None, 0, 1, 2, 3]))
 def test_fifo_model_and_the_stateful_queue_model_agree(steps, capacity):
-    # MODEL-8, HIST-9: the two models of the FIFO rules give the same outcome, the same
+    # MODEL-8, HIST-5a, HIST-9: the two adapters of the queue model give the same outcome, the same
     # state and the same successors (timeouts, failed and pending batches) for every call
+    _check_agreement(steps, capacity, batches_with_capacity=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps=st.lists(_STEPS, max_size=30), capacity=st.sampled_from([0, 1, 2, 3]))
+def test_fifo_model_fills_in_the_queue_models_answer_for_every_call_kind(steps, capacity):
+    # MODEL-8, HIST-9: FIFOModel's answers, asked once per shape with positions for
+    # elements, are the queue model's even for batch calls on a bounded queue (a bound
+    # HIST-10 says a real history cannot be checked against, but the model still answers)
+    _check_agreement(steps, capacity, batches_with_capacity=True)
+
+
+def _check_agreement(steps, capacity, batches_with_capacity):
     fifo, queue = history.FIFOModel(capacity=capacity), QueueHistoryModel(capacity=capacity)
     f_state, q_state = fifo.init(), queue.init()
     for i, (kind, arg, variant) in enumerate(_ops(steps + _TAIL)):
-        if capacity is not None and kind in _BATCH_KINDS:
+        if capacity is not None and kind in _BATCH_KINDS and not batches_with_capacity:
             continue  # HIST-10: a bound is modelled only without batch calls
         plain = operation(kind, arg, index=i)
         f_new, f_expected = fifo.apply(f_state, plain)
@@ -91,6 +107,22 @@ def test_fifo_model_and_the_stateful_queue_model_agree(steps, capacity):
         q_successors = {as_fifo_state(s) for s in queue.successors(q_state, op)}
         assert f_successors == q_successors, (kind, arg, variant, f_state)
         f_state, q_state = f_new, q_new
+
+
+def test_the_fifo_model_has_no_rules_of_its_own(monkeypatch):
+    # HIST-5a, HIST-9: the queue model is the one description of the rules: make its FIFO
+    # store hand out the newest element, and both adapters expect that too.  (FIFOModel's
+    # search hints assume FIFO order, so it is asked directly, not through check.)
+    fifo = _hand_built(("A", "enqueue", 1, Outcome.ok()), ("A", "enqueue", 2, Outcome.ok()),
+                       ("B", "dequeue", None, Outcome.ok(1)))
+    lifo = _hand_built(("A", "enqueue", 1, Outcome.ok()), ("A", "enqueue", 2, Outcome.ok()),
+                       ("B", "dequeue", None, Outcome.ok(2)))
+    take = operation("dequeue")
+    assert history.FIFOModel().apply(((1, 2), False), take) == (((2,), False), Outcome.ok(1))
+    assert history.check(fifo, QueueHistoryModel()) and not history.check(lifo, QueueHistoryModel())
+    monkeypatch.setattr(storage._FifoStore, "dequeue", lambda self, pick: self.items.pop())
+    assert history.FIFOModel().apply(((1, 2), False), take) == (((1,), False), Outcome.ok(2))
+    assert not history.check(fifo, QueueHistoryModel()) and history.check(lifo, QueueHistoryModel())
 
 
 def test_unknown_kinds_and_bad_arguments_are_refused():

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
+import coordkit.models
 from coordkit.errors import CancelledError, DeadlineExceededError, OutOfRangeError
+from coordkit.models.queues import Statistics
+from coordkit.queues import QueueStatistics
 from coordkit.stateful.models import (
     CoordinatorModel,
     Err,
@@ -43,6 +50,32 @@ def test_a_model_is_plain_data_that_copies_and_replays():
     copy.enqueue("d", 9)
     assert first.key() != copy.key() and "d" not in first.results
     assert threading.active_count() == before
+
+
+def test_the_models_import_nothing_but_the_errors():
+    # MODEL-1: coordkit.models imports neither Hypothesis, nor an implementation, nor a
+    # checker: of coordkit, only coordkit.errors and its own modules (at any depth, so a
+    # function-level import counts too)
+    package = Path(coordkit.models.__file__).parent
+    found = {}
+    for path in sorted(package.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update((alias.name, path.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found[node.module] = path.name
+    assert "coordkit.models.queues" in found  # the scan sees the package's own imports
+    foreign = {name: where for name, where in found.items()
+               if name.split(".")[0] not in sys.stdlib_module_names
+               and name != "coordkit.errors" and not name.startswith("coordkit.models.")}
+    assert not foreign, foreign
+
+
+def test_statistics_have_the_implementations_fields():
+    # MODEL-1, Q-API-8: the model's statistics() answers field by field what the
+    # implementation's reports, under the same names
+    assert [f.name for f in dataclasses.fields(Statistics)] == [
+        f.name for f in dataclasses.fields(QueueStatistics)]
 
 
 def test_results_hold_every_operation_released_by_a_step():
