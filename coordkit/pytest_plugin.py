@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from coordkit.testing import _defaults, _explore_or_fail, _set_current_test
+from coordkit.testing import defaults, explore_or_fail, set_current_test
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -45,7 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
             seed = int(seed)
         except ValueError:
             raise pytest.UsageError(f"--coordkit-seed must be an int or 'random', got {seed!r}") from None
-    _defaults.update(
+    defaults.update(
         seed=seed,
         strategy=config.getoption("--coordkit-strategy"),
         max_schedules=config.getoption("--coordkit-max-schedules"),
@@ -55,7 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    _set_current_test(item.nodeid)
+    set_current_test(item.nodeid)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -69,7 +69,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     original = pyfuncitem.obj
     names = pyfuncitem._fixtureinfo.argnames
     kwargs = {name: pyfuncitem.funcargs[name] for name in names}
-    _explore_or_fail(lambda: original(**kwargs), pyfuncitem.nodeid, dict(marker.kwargs), original)
+    explore_or_fail(lambda: original(**kwargs), pyfuncitem.nodeid, dict(marker.kwargs), original)
     # The exploration ran the test; give pytest a no-op in its place.
     pyfuncitem.obj = lambda **_: None
     try:
@@ -83,6 +83,6 @@ def coordkit_explore(request: pytest.FixtureRequest) -> Callable[..., Any]:
     """``coordkit_explore(fn, **options)``: explore ``fn``; fail the test on a failing schedule."""
 
     def run(fn: Callable[[], Any], **options: Any) -> Any:
-        return _explore_or_fail(fn, request.node.nodeid, options)
+        return explore_or_fail(fn, request.node.nodeid, options)
 
     return run

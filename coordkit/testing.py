@@ -12,17 +12,19 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["InterleavingFailure", "interleavings"]
+__all__ = ["InterleavingFailure", "defaults", "explore_or_fail", "interleavings", "set_current_test"]
 
 _current_nodeid: str | None = None
 
 
-def _set_current_test(nodeid: str | None) -> None:
+def set_current_test(nodeid: str | None) -> None:
+    """The pytest node id of the test running now (its id seeds the exploration)."""
     global _current_nodeid
     _current_nodeid = nodeid
 
 
-_defaults: dict[str, Any] = {}
+# Options the pytest command line set (--coordkit-seed, ...); a test's own options win.
+defaults: dict[str, Any] = {}
 
 
 class InterleavingFailure(AssertionError):
@@ -30,7 +32,7 @@ class InterleavingFailure(AssertionError):
 
 
 def _options_for(nodeid: str | None, options: dict[str, Any]) -> dict[str, Any]:
-    merged = {k: v for k, v in _defaults.items() if v is not None}
+    merged = {k: v for k, v in defaults.items() if v is not None}
     merged.update(options)
     seed = merged.get("seed")
     if seed == "random":
@@ -50,8 +52,10 @@ def _replay_target(test: Callable[..., Any]) -> str:
     return f"lambda: {name}({', '.join(f'{p}={p}' for p in params)})"
 
 
-def _explore_or_fail(fn: Callable[[], Any], nodeid: str | None, options: dict[str, Any],
+def explore_or_fail(fn: Callable[[], Any], nodeid: str | None, options: dict[str, Any],
                      test: Callable[..., Any] | None = None) -> Any:
+    """Explore ``fn`` with ``options`` over the command line's defaults (seeded from the
+    test's id ``nodeid``); raise ``InterleavingFailure`` with the report if a schedule fails."""
     from coordkit.engine.search import explore
 
     result = explore(fn, **_options_for(nodeid, options))
@@ -80,7 +84,7 @@ def interleavings(**options: Any) -> Callable[[Callable[..., Any]], Callable[...
                 test(*args, **kwargs)
                 return
             # A test returns None (pytest warns otherwise); explore() gives the result.
-            _explore_or_fail(lambda: test(*args, **kwargs), _current_nodeid, options, test)
+            explore_or_fail(lambda: test(*args, **kwargs), _current_nodeid, options, test)
 
         wrapper.__signature__ = inspect.signature(test)  # type: ignore[attr-defined]
         return wrapper

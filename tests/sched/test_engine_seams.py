@@ -1,0 +1,155 @@
+"""The engine's seams: the scheduler interface over Points, step footprints, one run
+path, the failure kinds, and a package that costs nothing until it is used."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import coordkit
+from coordkit.engine.points import READ, WRITE, Effect, Point
+from coordkit.engine.run import RunOptions, Session
+from coordkit.engine.schedulers import ReplayScheduler, Scheduler
+from coordkit.errors import FailureKind
+
+PACKAGE = pathlib.Path(coordkit.__file__).parent
+
+
+def _handoff() -> None:
+    """T1 waits on a condition that the main thread notifies; the main thread joins T1."""
+    cond = threading.Condition(threading.Lock())
+    ready = []
+
+    def waiter() -> None:
+        with cond:
+            while not ready:
+                cond.wait()
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    time.sleep(0.1)  # virtual time: T1 gets to wait first in the default schedule
+    with cond:
+        ready.append(1)
+        cond.notify()
+    t.join()
+
+
+class Recording(Scheduler):
+    """Always the default choice; keeps what it was shown."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[Point, list[Point]]] = []
+
+    def choose(self, point: Point, enabled: list[Point]) -> int:
+        self.seen.append((point, list(enabled)))
+        return 0
+
+
+def test_a_scheduler_is_asked_with_the_running_threads_point_and_the_enabled_ones():
+    scheduler = Recording()
+    result = coordkit.explore(_handoff, strategy=scheduler, max_schedules=1)
+    assert result.ok and scheduler.seen
+    for point, enabled in scheduler.seen:
+        assert isinstance(point, Point) and all(isinstance(p, Point) for p in enabled)
+        assert len(enabled) >= 2  # a choice point has a choice
+        assert len({p.thread for p in enabled}) == len(enabled)
+        assert point.step > 0
+    # The main thread is about to start T1: the first choice shows T1 not started yet.
+    first_point, first_enabled = scheduler.seen[0]
+    assert first_point.thread == 0 and first_point.op == "start" and first_point.obj == "T1"
+    assert {p.thread for p in first_enabled} == {0, 1}
+    assert next(p for p in first_enabled if p.thread == 1).op == "start"
+    # Every object is named by its label, never by an address.
+    objs = {p.obj for _, enabled in scheduler.seen for p in enabled if p.obj}
+    assert objs and all(o.startswith(("Lock#", "Condition#", "T", "Event#")) for o in objs), objs
+
+
+def test_a_scheduler_that_switches_changes_the_run():
+    class AlwaysSwitch(Scheduler):
+        def choose(self, point: Point, enabled: list[Point]) -> int:
+            return len(enabled) - 1
+
+    result = coordkit.explore(_handoff, strategy=AlwaysSwitch(), max_schedules=1)
+    assert result.ok  # the hand-off is correct in every order
+    assert result.schedules_run == 1
+
+
+def _footprints(fn) -> list:
+    with Session(RunOptions()) as session:
+        run = session.run(fn, ReplayScheduler([], strict=False), footprints=True)
+    assert run.failure is None, run.failure
+    assert run.footprints is not None
+    return run.footprints
+
+
+def test_a_condition_wait_step_also_releases_its_lock():
+    steps = _footprints(_handoff)
+    waits = [s for s in steps if s.point.op == "wait" and s.point.obj.startswith("Condition#")]
+    assert waits, [s.point for s in steps]
+    for step in waits:
+        assert Effect(step.point.obj, WRITE, "wait") in step.footprint
+        released = [e for e in step.footprint if e.op == "release"]
+        assert len(released) == 1 and released[0].obj.startswith("Lock#")
+        assert released[0].access == WRITE
+
+
+def test_a_threads_last_step_also_ends_it():
+    steps = _footprints(_handoff)
+    ends = [(s, e) for s in steps for e in s.footprint if e.op == "end"]
+    # T1 ends inside its last step (labelled with its last operation, not "end").
+    assert any(e.obj == "T1" and s.point.thread == 1 and s.point.op != "end" for s, e in ends), ends
+    join = [s for s in steps if s.point.op == "join"]
+    # The join is also the main thread's last step: it ends T0 too.
+    assert join and join[0].footprint == [Effect("T1", READ, "join"), Effect("T0", WRITE, "end")]
+    assert any(a.conflicts_with(b) for a, _ in ends for b in join)
+
+
+def test_footprints_are_not_kept_unless_asked():
+    with Session(RunOptions()) as session:
+        run = session.run(_handoff, ReplayScheduler([], strict=False))
+    assert run.footprints is None and run.events == []
+
+
+def test_failure_kinds_are_an_enum_that_compares_as_its_name():
+    result = coordkit.explore(lambda: 1 / 0, max_schedules=1, seed=1)
+    assert result.failure is not None
+    assert result.failure.kind is FailureKind.EXCEPTION
+    assert result.failure.kind == "exception" and str(result.failure.kind) == "exception"
+    assert {k.value for k in FailureKind} >= {"exception", "deadlock", "step_limit", "invariant", "timeout"}
+
+
+def test_only_the_run_module_makes_an_execution():
+    """One run path: nobody but engine/run.py constructs (and so drives) an Execution."""
+    makers = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
+                    and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) == "Execution"):
+                makers.append(str(path.relative_to(PACKAGE)))
+    assert makers == ["engine/run.py"], makers
+
+
+@pytest.mark.parametrize("statement", ["import coordkit", "import coordkit.pytest_plugin"])
+def test_importing_coordkit_loads_no_engine_and_no_extras(statement):
+    code = (f"import sys; {statement}; print(sorted(m for m in sys.modules if m.startswith("
+            "('coordkit.engine', 'greenlet', 'hypothesis', 'coordkit.queues'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_public_names_load_on_first_use():
+    code = ("import sys, coordkit; assert 'coordkit.engine.search' not in sys.modules; "
+            "f = coordkit.explore; assert 'coordkit.engine.search' in sys.modules; "
+            "assert callable(f) and coordkit.explore is f; "
+            "assert set(dir(coordkit)) >= set(coordkit.__all__); print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "ok", out.stderr
+    with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
+        coordkit.nonesuch  # noqa: B018
