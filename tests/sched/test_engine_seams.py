@@ -60,9 +60,10 @@ def test_a_scheduler_is_asked_with_the_running_threads_point_and_the_enabled_one
         assert len(enabled) >= 2  # a choice point has a choice
         assert len({p.thread for p in enabled}) == len(enabled)
         assert point.step > 0
-    # The main thread is about to start T1: the first choice shows T1 not started yet.
+    # The first choice: the main thread, having started T1, is about to sleep; T1 has not
+    # run yet (only one thread could run when the main thread started it).
     first_point, first_enabled = scheduler.seen[0]
-    assert first_point.thread == 0 and first_point.op == "start" and first_point.obj == "T1"
+    assert (first_point.thread, first_point.op, first_point.obj) == (0, "sleep", "")
     assert {p.thread for p in first_enabled} == {0, 1}
     assert next(p for p in first_enabled if p.thread == 1).op == "start"
     # Every object is named by its label, never by an address.
