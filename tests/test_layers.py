@@ -1,4 +1,4 @@
-"""The layer contract: imports point down only, and nothing imports in a circle.
+"""The layer contract (ENGINE-4): imports point down only, and nothing imports in a circle.
 
     primitives (queues, coordinator, queue_runner, pipeline, signals, _waiting, ...)
         -> sync, errors                     (never the engine)

@@ -52,6 +52,7 @@ class Recording(Scheduler):
 
 
 def test_a_scheduler_is_asked_with_the_running_threads_point_and_the_enabled_ones():
+    """ENGINE-2"""
     scheduler = Recording()
     result = coordkit.explore(_handoff, strategy=scheduler, max_schedules=1)
     assert result.ok and scheduler.seen
@@ -72,6 +73,7 @@ def test_a_scheduler_is_asked_with_the_running_threads_point_and_the_enabled_one
 
 
 def test_a_scheduler_that_switches_changes_the_run():
+    """ENGINE-2: the answer is an index into enabled."""
     class AlwaysSwitch(Scheduler):
         def choose(self, point: Point, enabled: list[Point]) -> int:
             return len(enabled) - 1
@@ -90,6 +92,7 @@ def _footprints(fn) -> list:
 
 
 def test_a_condition_wait_step_also_releases_its_lock():
+    """ENGINE-3"""
     steps = _footprints(_handoff)
     waits = [s for s in steps if s.point.op == "wait" and s.point.obj.startswith("Condition#")]
     assert waits, [s.point for s in steps]
@@ -101,6 +104,7 @@ def test_a_condition_wait_step_also_releases_its_lock():
 
 
 def test_a_threads_last_step_also_ends_it():
+    """ENGINE-3"""
     steps = _footprints(_handoff)
     ends = [(s, e) for s in steps for e in s.footprint if e.op == "end"]
     # T1 ends inside its last step (labelled with its last operation, not "end").
@@ -112,12 +116,14 @@ def test_a_threads_last_step_also_ends_it():
 
 
 def test_footprints_are_not_kept_unless_asked():
+    """ENGINE-3"""
     with Session(RunOptions()) as session:
         run = session.run(_handoff, ReplayScheduler([], strict=False))
     assert run.footprints is None and run.events == []
 
 
 def test_failure_kinds_are_an_enum_that_compares_as_its_name():
+    """ENGINE-6"""
     result = coordkit.explore(lambda: 1 / 0, max_schedules=1, seed=1)
     assert result.failure is not None
     assert result.failure.kind is FailureKind.EXCEPTION
@@ -126,7 +132,7 @@ def test_failure_kinds_are_an_enum_that_compares_as_its_name():
 
 
 def test_only_the_run_module_makes_an_execution():
-    """One run path: nobody but engine/run.py constructs (and so drives) an Execution."""
+    """ENGINE-1: one run path: nobody but engine/run.py constructs (and so drives) an Execution."""
     makers = []
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -138,6 +144,7 @@ def test_only_the_run_module_makes_an_execution():
 
 @pytest.mark.parametrize("statement", ["import coordkit", "import coordkit.pytest_plugin"])
 def test_importing_coordkit_loads_no_engine_and_no_extras(statement):
+    """ENGINE-5"""
     code = (f"import sys; {statement}; print(sorted(m for m in sys.modules if m.startswith("
             "('coordkit.engine', 'greenlet', 'hypothesis', 'coordkit.queues'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -146,6 +153,7 @@ def test_importing_coordkit_loads_no_engine_and_no_extras(statement):
 
 
 def test_public_names_load_on_first_use():
+    """ENGINE-5"""
     code = ("import sys, coordkit; assert 'coordkit.engine.search' not in sys.modules; "
             "f = coordkit.explore; assert 'coordkit.engine.search' in sys.modules; "
             "assert callable(f) and coordkit.explore is f; "
