@@ -7,7 +7,7 @@ is better for coordkit; the target is >= 0.8), then the extra memory a queue
 holding 1,000,000 small elements needs (the ratio's target is <= 1.5).
 Best of R runs; both sides run in this process, alternating.
 
-When tensorflow is importable (for example ``PYTHONPATH=. /work/tfvenv/bin/python
+When tensorflow is importable (for example ``PYTHONPATH=. $COORDKIT_TF_PYTHON
 benchmarks/queue_throughput.py``), two more columns give TensorFlow's eager
 ``tf.queue.FIFOQueue`` (int64 scalars) ops/s and the ratio coordkit / TF, on
 ``--tf-items`` elements (it is much slower, so fewer).  Its memory lives in C++,

@@ -24,8 +24,8 @@ Usage::
 
     python benchmarks/scheduler_vs_peers.py            # full run (a few minutes)
     python benchmarks/scheduler_vs_peers.py --quick    # short budgets
-    python benchmarks/scheduler_vs_peers.py --peer-python /path/to/venv/bin/python \\
-        --coordkit-python /work/venv/bin/python
+    python benchmarks/scheduler_vs_peers.py --peer-python PEER_VENV/bin/python \\
+        --coordkit-python .venv/bin/python
 
 ``--peer-python`` is an interpreter (Python >= 3.12 for IT) that has
 ``interleave-test``, ``frontrun`` and ``coordkit`` installed; coordkit is run on
@@ -50,7 +50,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_PEER_PYTHON = "/work/peervenv313/bin/python"
+# The peers' interpreter when --peer-python is not given (else the running one).
+DEFAULT_PEER_PYTHON = os.environ.get("COORDKIT_PEER_PYTHON", "")
 SEEDS = (1, 2, 3)
 RESULT_TAG = "BENCH-RESULT "
 
@@ -350,8 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--quick", action="store_true", help="short budgets (about a minute)")
     ap.add_argument("--peer-python", default=None,
-                    help=f"interpreter with the peers and coordkit installed (default "
-                         f"{DEFAULT_PEER_PYTHON} if it exists, else this one)")
+                    help="interpreter with the peers and coordkit installed (default: "
+                         "$COORDKIT_PEER_PYTHON if set, else this one)")
     ap.add_argument("--coordkit-python", action="append", default=[],
                     help="another interpreter to run coordkit alone on (repeatable)")
     ap.add_argument("--only", default=None, help="run only sections whose number is in this string, e.g. 12")
@@ -364,8 +365,8 @@ def main(argv: list[str] | None = None) -> int:
         print(RESULT_TAG + json.dumps(res), flush=True)
         return 0
 
-    peer_python = args.peer_python or (DEFAULT_PEER_PYTHON if Path(DEFAULT_PEER_PYTHON).exists()
-                                       else sys.executable)
+    default_peer = DEFAULT_PEER_PYTHON if DEFAULT_PEER_PYTHON and Path(DEFAULT_PEER_PYTHON).exists() else None
+    peer_python = args.peer_python or default_peer or sys.executable
     peer_version = _python_version(peer_python)
     if peer_version is None:
         print(f"warning: {peer_python} does not run; using {sys.executable}")

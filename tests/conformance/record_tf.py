@@ -3,9 +3,9 @@
 Usage (from the repository root; TensorFlow lives in its own venv, never in the
 project's dependencies)::
 
-    /work/tfvenv/bin/python tests/conformance/record_tf.py            # re-record all
-    /work/tfvenv/bin/python tests/conformance/record_tf.py --only NAME [NAME ...]
-    /work/tfvenv/bin/python tests/conformance/record_tf.py --out /tmp/live.json
+    ../tfvenv/bin/python tests/conformance/record_tf.py            # re-record all
+    ../tfvenv/bin/python tests/conformance/record_tf.py --only NAME [NAME ...]
+    ../tfvenv/bin/python tests/conformance/record_tf.py --out /tmp/live.json
 
 The output, ``tests/conformance/tf_outcomes.json``, is only ever written by this
 script: its header names the generator and carries a checksum of the recorded

@@ -1,7 +1,7 @@
 """The conformance scenarios (see ``steps.py`` for the format).
 
 Each scenario cites the rule ids it checks (``COORD-n``, ``Q-CLOSE-n``, ... from
-``/work/shared/research/tf_semantics.md`` and the specs) and, when it ports one,
+``../shared/research/tf_semantics.md`` and the specs) and, when it ports one,
 the TensorFlow unit test it comes from (``file.Class.testName``; the class is
 omitted when the file has one). Probe ids (``[TF Q6]``) refer to the digest's
 TensorFlow probe runs.

@@ -30,7 +30,7 @@ from .steps import scenario_hash
 
 RECORD_PATH = DEFAULT_OUT
 REPO = Path(__file__).resolve().parents[2]
-RERECORD = "/work/tfvenv/bin/python tests/conformance/record_tf.py"
+RERECORD = "../tfvenv/bin/python tests/conformance/record_tf.py"
 
 # Scenarios where coordkit disagrees with TensorFlow and no deviation documents it.
 # Each is a bug for the team to fix (or a deviation to write down in the specs).
@@ -268,7 +268,7 @@ def live_tf() -> dict:
     python = os.environ.get("COORDKIT_TF_PYTHON")
     if not python:
         pytest.skip("tensorflow is not importable here; set COORDKIT_TF_PYTHON to a Python "
-                    "that has it (e.g. /work/tfvenv/bin/python) to compare live")
+                    "that has it (e.g. ../tfvenv/bin/python) to compare live")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "live.json"
         subprocess.run(
