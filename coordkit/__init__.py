@@ -11,10 +11,8 @@ importable from here; each is loaded on first use, so ``import coordkit`` (and
 pytest, whose plugin lives in this package) pays for nothing it does not use.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
+from importlib import import_module as _import_module
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 __version__ = "0.1.0"
 
@@ -130,20 +128,20 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'coordkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(_import_module(module), name)
     globals()[name] = value  # later lookups are plain attribute reads
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted([*__all__, "__version__"])
 
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from coordkit.coordinator import Coordinator, LooperThread
     from coordkit.engine.harness import Harness, Operation
     from coordkit.engine.replay import replay, run

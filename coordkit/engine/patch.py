@@ -104,7 +104,7 @@ def stable_hashes(cls: type) -> None:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
         ex = current_execution()
         if ex is not None:
-            self.__dict__["_ck_hash"] = ex.stable_hash()
+            self.__dict__["_ck_hash"] = ex.names.stable_hash()
         original_init(self, *args, **kwargs)
 
     def __hash__(self: Any) -> int:  # noqa: N807

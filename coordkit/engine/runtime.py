@@ -48,6 +48,7 @@ from coordkit.engine.task import (
     RUNNABLE,
     Clock,
     Kill,
+    Names,
     Task,
     TaskGreenlet,
     WaitQueue,
@@ -65,7 +66,6 @@ __all__ = [
 FAIRNESS_BOUND = 1000
 # sleep(0)s in a row, with every other thread parked, after which the clock moves on.
 IDLE_YIELDS_BEFORE_TIME_PASSES = 100
-_STABLE_HASH_BASE = 1 << 40
 # Loggers that report any BaseException a worker thread dies of, and so would report
 # the Kill that ends a run's leftover threads (ThreadPoolExecutor's "Exception in worker").
 _LOGGERS_THAT_REPORT_KILLS = ("concurrent.futures",)
@@ -171,24 +171,12 @@ class Execution:
         self.thread_exceptions: list[tuple[str, BaseException]] = []
         self._nondaemon_alive = 0
         self._driver: greenlet.greenlet | None = None
-        self._labels: dict[str, int] = {}
-        self._hashes = 0
+        self.names = Names()  # labels and hashes of what the run creates
         self._streak = 0  # choice points in a row at which the current thread stayed
         self._idle_yields = 0  # sleep(0)s in a row with no other thread able to run
         self._outer_excepthook = threading.excepthook
 
-    # -- identity ---------------------------------------------------------
-
-    def stable_hash(self) -> int:
-        """A per-run, deterministic hash for a new object (see ``patch.stable_hashes``)."""
-        self._hashes += 1
-        return _STABLE_HASH_BASE + self._hashes
-
-    def label(self, kind: str) -> str:
-        """A per-run, deterministic label for a new object (``Lock#2``)."""
-        n = self._labels.get(kind, 0) + 1
-        self._labels[kind] = n
-        return f"{kind}#{n}"
+    # -- the run's threads as the program sees them ------------------------
 
     def live_thread_objects(self) -> list[threading.Thread]:
         """The ``Thread`` objects of the run's threads that have not ended, main first."""

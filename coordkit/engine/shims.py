@@ -58,7 +58,7 @@ class Lock:
         self._ex = ex
         self._owner: Task | None = None
         self._waiters = WaitQueue()
-        self._ck_label = ex.label(kind)
+        self._ck_label = ex.names.label(kind)
 
     def __repr__(self) -> str:
         state = "locked" if self._owner is not None else "unlocked"
@@ -186,7 +186,7 @@ class Condition:
         self._ex = ex
         self._lock = lock
         self._waiters = WaitQueue()
-        self._ck_label = ex.label("Condition")
+        self._ck_label = ex.names.label("Condition")
         self.acquire = lock.acquire
         self.release = lock.release
 
@@ -252,7 +252,7 @@ class Event:
         self._ex = ex
         self._flag = False
         self._waiters = WaitQueue()
-        self._ck_label = ex.label("Event")
+        self._ck_label = ex.names.label("Event")
 
     def __repr__(self) -> str:
         return f"<controlled {self._ck_label} {'set' if self._flag else 'unset'}>"
@@ -297,7 +297,7 @@ class Semaphore:
         self._ex = ex
         self._value = value
         self._waiters = WaitQueue()
-        self._ck_label = ex.label(kind)
+        self._ck_label = ex.names.label(kind)
 
     def __repr__(self) -> str:
         return f"<controlled {self._ck_label} value={self._value}>"
@@ -358,7 +358,7 @@ class SimpleQueue:
         self._ex = ex
         self._items: collections.deque[Any] = collections.deque()
         self._waiters = WaitQueue()
-        self._ck_label = ex.label("SimpleQueue")
+        self._ck_label = ex.names.label("SimpleQueue")
 
     def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
         ex = self._ex

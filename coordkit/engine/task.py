@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from coordkit.engine.runtime import Execution
 
 __all__ = [
-    "BLOCKED", "FINISHED", "RUNNABLE", "Clock", "Kill", "Task", "TaskGreenlet", "WaitQueue",
+    "BLOCKED", "FINISHED", "RUNNABLE", "Clock", "Kill", "Names", "Task", "TaskGreenlet", "WaitQueue",
     "WatchdogTimeout", "call_excepthook", "new_point",
 ]
 
@@ -126,6 +126,30 @@ class WaitQueue(list):
     def unpark_all(self, ex: Execution) -> None:
         for task in list(self):
             ex.wake(task)
+
+
+class Names:
+    """Per-run, deterministic names and hashes for the objects a run creates: the same
+    program under the same schedule names its objects the same in every run."""
+
+    __slots__ = ("_counts", "_hashes")
+
+    _HASH_BASE = 1 << 40
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+        self._hashes = 0
+
+    def label(self, kind: str) -> str:
+        """A new object's label (``Lock#2``)."""
+        n = self._counts.get(kind, 0) + 1
+        self._counts[kind] = n
+        return f"{kind}#{n}"
+
+    def stable_hash(self) -> int:
+        """A new object's hash (see ``patch.stable_hashes``)."""
+        self._hashes += 1
+        return self._HASH_BASE + self._hashes
 
 
 def call_excepthook(task: Task, exc: BaseException) -> None:

@@ -162,3 +162,14 @@ def test_public_names_load_on_first_use():
     assert out.stdout.strip() == "ok", out.stderr
     with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
         coordkit.nonesuch  # noqa: B018
+
+
+def test_the_public_namespace_lists_only_the_public_names():
+    """ENGINE-5: nothing of the package's own plumbing (annotations, importlib, typing)
+    shows in ``dir(coordkit)``; a submodule never shadows a public function."""
+    assert sorted(dir(coordkit)) == sorted([*coordkit.__all__, "__version__"])
+    import coordkit.engine.search  # noqa: F401  (a module named like a public function once)
+    import coordkit.testing  # noqa: F401
+
+    assert callable(coordkit.explore) and callable(coordkit.interleavings)
+    assert coordkit.explore.__module__ == "coordkit.engine.search"
