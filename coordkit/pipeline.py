@@ -283,7 +283,7 @@ def input_producer(
     return _produce(epoch, num_epochs, shuffle, seed, capacity, name)
 
 
-#: TensorFlow's words for an empty ``string_input_producer`` input [TF P1].
+#: TensorFlow 2.21's words for an empty ``string_input_producer`` input (PIPE-9).
 _NOT_NULL = "string_input_producer requires a non-null input tensor"
 
 
