@@ -19,6 +19,12 @@ exactly as TensorFlow did, adds the runner to the current registry
             while not run.should_stop():
                 print(get_batch())                     # a list of 10 elements
 
+The rest of TensorFlow's input helpers are here too: ``string_input_producer``
+and ``range_input_producer`` (queues, as ``input_producer``),
+``slice_input_producer`` (one tensor per sliced sequence, sharing one dequeue
+per round), ``batch_join`` and ``shuffle_batch_join`` (one enqueue thread per
+list of tensors), and ``enqueue_many=True`` to batch batches (PIPE-9..15).
+
 The end of the input travels down the chain as ``OutOfRangeError``: the epoch
 limit runs out, the producer's runner closes its queue, the batch runner's
 dequeue from it fails, that runner closes the batch queue, and the consumer's
@@ -287,17 +293,17 @@ def input_producer(
 _NOT_NULL = "string_input_producer requires a non-null input tensor"
 
 
-def _strings(values: Any, error: type[Exception]) -> list[Any]:
-    """``values`` as a list of strings (str or bytes), or ``error`` naming the first bad one."""
+def _strings(values: Any) -> list[Any]:
+    """``values`` as a list of strings (str or bytes), or a TypeError naming the first bad one."""
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise error(
+        raise TypeError(
             "string_input_producer(string_tensor) must be a list of strings or a tensor returning "
             f"one; got {values!r}"
         )
     values = list(values)
     for value in values:
         if not isinstance(value, (str, bytes)):
-            raise error(
+            raise TypeError(
                 "string_input_producer(string_tensor): "
                 f"Expected string, but got {value!r} of type '{type(value).__name__}'."
             )
@@ -334,7 +340,7 @@ def string_input_producer(
     if callable(string_tensor):
         source: Callable[[], Any] = string_tensor
     else:
-        strings = tuple(_strings(string_tensor, TypeError))
+        strings = tuple(_strings(string_tensor))
         if not strings:
             raise ValueError(f"{_NOT_NULL}; got string_tensor={string_tensor!r}")
         source = lambda: strings  # noqa: E731
@@ -342,7 +348,7 @@ def string_input_producer(
     capacity = _producer_args(kind, shuffle, seed, capacity, name, num_epochs)
 
     def epoch() -> list[Any]:
-        values = _strings(source(), TypeError)
+        values = _strings(source())
         if not values:
             raise InvalidArgumentError(f"assertion failed: [{_NOT_NULL}]")
         return values
