@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import engine
-from .steps import canonical_json
+from .steps import canonical_json, parse_ref
 
 _PENDING_FIELD = {
     "enqueue": "pending_enqueues",
@@ -290,6 +290,65 @@ class CoordkitBackend:
         def fn() -> dict:
             r = st.runners[s["id"]]
             return {"name": r.name, "types": [c.__name__ for c in r.queue_closed_exception_types]}
+
+        return fn
+
+
+# -- input pipelines --------------------------------------------------------------------
+
+    def _expr(self, built: dict, e: Any) -> Any:
+        """A tensor expression (steps.py) as coordkit tensors: callables."""
+        if isinstance(e, str):
+            ref = parse_ref(e)
+            if ref[0] == "op":
+                method = getattr(built[ref[1]], ref[2])
+                n = ref[3]
+                return method if n is None else (lambda: method(n))
+            return built[ref[1]][ref[2]] if ref[0] == "item" else built[ref[1]]
+        if isinstance(e, list):
+            return [self._expr(built, x) for x in e]
+        if set(e) == {"const"}:
+            return lambda: e["const"]
+        if set(e) == {"add"}:
+            f, n = self._expr(built, e["add"][0]), e["add"][1]
+            # a tensor plus a number, element by element for a batch (TF broadcasts)
+            return lambda: [x + n for x in v] if isinstance(v := f(), list) else v + n
+        return {k: self._expr(built, v) for k, v in e.items()}
+
+    def _stage(self, built: dict, stage: dict) -> Any:
+        from coordkit import pipeline
+
+        args = dict(stage["args"])
+        for key in ("tensors", "tensors_list"):
+            if key in args:
+                args[key] = self._expr(built, args[key])
+        runtime = args.get("string_tensor")
+        if isinstance(runtime, dict):  # {"runtime": [...]}: a value known only at run time
+            args["string_tensor"] = lambda: list(runtime["runtime"])
+        return getattr(pipeline, stage["kind"])(**args)
+
+    def _pipeline(self, st: engine.State, s: dict) -> Callable[[], Any]:
+        qr = self.queue_runner
+
+        def fn() -> dict:
+            registry = qr.QueueRunnerRegistry()
+            with qr.queue_runner_scope(registry):
+                built: dict = {}
+                for stage in s["stages"]:
+                    built[stage["id"]] = self._stage(built, stage)
+                fetch = self._expr(built, s["fetch"])
+                coord = self.Coordinator()
+                threads = qr.start_queue_runners(coord=coord)
+
+            def fetch_once() -> Any:
+                if isinstance(fetch, list):
+                    return [f() for f in fetch]
+                if isinstance(fetch, dict):
+                    return {k: f() for k, f in fetch.items()}
+                return fetch()
+
+            return engine.drive_pipeline(registry.get(), threads, coord, fetch_once,
+                                         s["max_fetches"], self.error_outcome)
 
         return fn
 

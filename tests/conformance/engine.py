@@ -70,6 +70,7 @@ BACKEND_OPS = frozenset(
         "qr_add",
         "qr_start_all",
         "wait_size",
+        "pipeline",
     }
 )
 
@@ -363,6 +364,10 @@ class Engine:
 
     def shape_result(self, st: State, step: dict, out: list) -> list:
         rec = step.get("rec")
+        if step["op"] == "pipeline" and out[0] == "ok":
+            value = canon(out[1])
+            value["fetched"] = shape_fetched(rec, value["fetched"])
+            return ["ok", value]
         if rec is None or out[0] != "ok":
             return out
         value = canon(out[1])
@@ -710,6 +715,65 @@ class Engine:
             return list(v) if step.get("what") == "log" else v[0]
 
         return fn
+
+
+def drive_pipeline(runners: list, threads: list, coord: Any, fetch_once: Callable[[], Any],
+                   max_fetches: int, error_outcome: Callable[[BaseException], list]) -> dict:
+    """The run of a pipeline step, the same on both backends: fetch until the first error
+    (the end of the input, normally), then request a stop and join (see steps.py)."""
+    out: dict = {
+        "runners": [[r.name, [op.name for op in r.enqueue_ops]] for r in runners],
+        "threads": [t.name for t in threads],
+        "fetched": [],
+        "end": None,
+    }
+    for _ in range(max_fetches):
+        try:
+            out["fetched"].append(fetch_once())
+        except Exception as e:
+            out["end"] = _uncounted(error_outcome(e))
+            break
+    coord.request_stop()
+    try:
+        coord.join(threads, stop_grace_period_secs=10)
+        out["join"] = ["ok", None]
+    except Exception as e:
+        out["join"] = error_outcome(e)
+    return out
+
+
+_COUNTS = re.compile(r"\(requested \d+, current size \d+\)$")
+
+
+def _uncounted(outcome: list) -> list:
+    """An end-of-input error without its counts: how many elements the last dequeue had taken
+    when the queue closed depends on the thread timing, on TF as on coordkit (Q-DEQ-4)."""
+    if outcome[0] == "error" and isinstance(outcome[2], str):
+        return [*outcome[:2], _COUNTS.sub("(requested N, current size M)", outcome[2])]
+    return outcome
+
+
+def shape_fetched(rec: str | None, fetched: list) -> Any:
+    """The values a pipeline step fetched, in the form ``rec`` asks for (see steps.py)."""
+    if rec is None:
+        return fetched
+    if rec == "each_sorted":
+        return [sorted(v, key=_sort_key) for v in fetched]
+    if rec.startswith("groups:"):
+        n = int(rec[len("groups:"):])
+        return [sorted(fetched[i:i + n], key=_sort_key) for i in range(0, len(fetched), n)]
+    if rec == "bag":
+        sizes, items = [len(v) for v in fetched], [x for v in fetched for x in v]
+    elif rec == "bagrows":
+        sizes = [len(v[0]) for v in fetched]
+        items = [list(row) for v in fetched for row in zip(*v)]
+    elif rec == "bagdict":
+        keys = sorted(fetched[0]) if fetched else []
+        sizes = [len(v[keys[0]]) for v in fetched]
+        items = [list(row) for v in fetched for row in zip(*(v[k] for k in keys))]
+    else:
+        raise ValueError(f"unknown pipeline rec mode {rec!r}")
+    return {"sizes": sizes, "items": sorted(items, key=_sort_key)}
 
 
 def _sort_key(v: Any) -> tuple:

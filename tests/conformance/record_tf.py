@@ -40,10 +40,14 @@ HERE = Path(__file__).resolve().parent
 if __package__ in (None, ""):
     sys.path.insert(0, str(HERE.parent))
     from conformance import engine, scenarios  # type: ignore[no-redef]
-    from conformance.steps import canonical_json, scenario_hash  # type: ignore[no-redef]
+    from conformance.steps import (  # type: ignore[no-redef]
+        canonical_json,
+        parse_ref,
+        scenario_hash,
+    )
 else:
     from . import engine, scenarios
-    from .steps import canonical_json, scenario_hash
+    from .steps import canonical_json, parse_ref, scenario_hash
 
 GENERATOR = "tests/conformance/record_tf.py"
 FORMAT = 1
@@ -100,7 +104,8 @@ class TFBackend:
                 s = step["do"] if step["op"] == "start" else step
                 if s["op"] in engine.BACKEND_OPS:
                     self.built[i] = self._build(st, s)
-            init = tf1.global_variables_initializer()
+            # (local variables: the epoch counters of the input helpers)
+            init = tf1.group(tf1.global_variables_initializer(), tf1.local_variables_initializer())
         config = tf1.ConfigProto(inter_op_parallelism_threads=2, intra_op_parallelism_threads=1)
         self.sess = tf1.Session(graph=self.graph, config=config)
         self.sess.run(init)
@@ -356,6 +361,58 @@ class TFBackend:
                 "name": r.name,
                 "types": [c.__name__ for c in r.queue_closed_exception_types],
             }
+
+        return fn
+
+
+    # -- input pipelines ------------------------------------------------------------------
+
+    def _expr(self, built: dict, e: Any) -> Any:
+        """A tensor expression (steps.py) as TF tensors."""
+        if isinstance(e, str):
+            ref = parse_ref(e)
+            if ref[0] == "op":
+                method = getattr(built[ref[1]], ref[2])
+                return method() if ref[3] is None else method(ref[3])
+            return built[ref[1]][ref[2]] if ref[0] == "item" else built[ref[1]]
+        if isinstance(e, list):
+            return [self._expr(built, x) for x in e]
+        if set(e) == {"const"}:
+            return self.tf.constant(e["const"])
+        if set(e) == {"add"}:
+            return self._expr(built, e["add"][0]) + e["add"][1]
+        return {k: self._expr(built, v) for k, v in e.items()}
+
+    def _stage(self, built: dict, stage: dict) -> Any:
+        tf, tf1 = self.tf, self.tf1
+        args = dict(stage["args"])
+        for key in ("tensors", "tensors_list"):
+            if key in args:
+                args[key] = self._expr(built, args[key])
+        args.pop("dtypes", None)  # coordkit's typed queues; TF infers the types
+        runtime = args.get("string_tensor")
+        if isinstance(runtime, dict):  # a value known only at run time
+            default = tf.constant(runtime["runtime"], dtype=tf.string)
+            args["string_tensor"] = tf1.placeholder_with_default(default, shape=[None])
+        return getattr(tf1.train, stage["kind"])(**args)
+
+    def _b_pipeline(self, st: engine.State, s: dict) -> Any:
+        tf1 = self.tf1
+        before = list(tf1.get_collection(tf1.GraphKeys.QUEUE_RUNNERS))
+        built: dict = {}
+        for stage in s["stages"]:
+            built[stage["id"]] = self._stage(built, stage)
+        fetch = self._expr(built, s["fetch"])
+        runners = [r for r in tf1.get_collection(tf1.GraphKeys.QUEUE_RUNNERS) if r not in before]
+
+        def fn() -> dict:
+            coord = tf1.train.Coordinator()
+            threads: list = []
+            for r in runners:
+                threads.extend(r.create_threads(self.sess, coord=coord, daemon=True, start=True))
+            st.all_threads.extend(threads)
+            return engine.drive_pipeline(runners, threads, coord, lambda: self.run(fetch),
+                                         s["max_fetches"], self.error_outcome)
 
         return fn
 

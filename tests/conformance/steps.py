@@ -419,6 +419,64 @@ def qr_info(r: str, tag: str | None = None) -> dict:
     return _step("qr_info", tag, id=r)
 
 
+# -- input pipelines (tf.train input helpers, coordkit.pipeline) -----------------------------
+#
+# A pipeline step builds a whole input pipeline from ``stages``, starts its queue runners
+# with a Coordinator, calls ``fetch`` until it raises (at most ``max_fetches`` times),
+# then requests a stop and joins. Its outcome is one dict:
+#
+#     {"runners": [[queue name, [enqueue op names]], ...], "threads": [thread names],
+#      "fetched": <the fetched values, shaped by rec>, "end": <the outcome that ended
+#      the loop>, "join": <the outcome of coord.join>}
+#
+# Stages name what they build (``sid``); arguments refer to earlier stages with
+# expressions: ``"q.dequeue"`` / ``"q.dequeue_many:4"`` (an op of the queue ``q``),
+# ``"h"`` (what stage ``h`` returned: the outputs of slice_input_producer or of a batch
+# helper), ``"h[1]"`` (one output of a list), ``{"const": v}``, ``{"add": [expr, n]}``,
+# lists and dicts of expressions. ``{"runtime": [...]}`` as ``string_tensor`` is a value
+# known only at run time (TF: a placeholder with that default; coordkit: a callable).
+# TensorFlow strings come back as bytes, so scenarios give strings as bytes. The counts in
+# the message of the error that ends the loop ("(requested 3, current size 0)") depend on
+# how many elements the last dequeue had taken when the queue closed, which is thread
+# timing on both backends: they are recorded as "(requested N, current size M)".
+#
+# ``rec`` shapes "fetched" where TensorFlow's order is not deterministic (several
+# enqueue threads, shuffling): None (the values in order), "each_sorted" (each fetched
+# batch sorted), "groups:N" (the fetched values in groups of N, each group sorted),
+# "bag" (batch sizes and all elements sorted), "bagrows" (the same for a list of
+# columns: the rows, sorted), "bagdict" (the same for a dict of columns).
+
+PIPELINE_STAGES = frozenset({
+    "string_input_producer", "range_input_producer", "slice_input_producer",
+    "batch", "shuffle_batch", "batch_join", "shuffle_batch_join",
+})
+
+
+def stage(kind: str, sid: str, **args: Any) -> dict:
+    """One stage of a pipeline: ``kind`` (a tf.train / coordkit.pipeline function) called
+    with ``args`` (expressions resolved), its result stored under ``sid``."""
+    assert kind in PIPELINE_STAGES, kind
+    return {"kind": kind, "id": sid, "args": args}
+
+
+def pipeline(p: str, stages: list, fetch: Any, rec: str | None = None, max_fetches: int = 60,
+             tag: str | None = None) -> dict:
+    return _step("pipeline", tag, id=p, stages=stages, fetch=fetch, rec=rec, max_fetches=max_fetches)
+
+
+def parse_ref(expr: str) -> tuple:
+    """``"q.dequeue_many:4"`` -> ("op", "q", "dequeue_many", 4); ``"h[1]"`` -> ("item", "h", 1);
+    ``"h"`` -> ("handle", "h")."""
+    if "." in expr:
+        sid, op = expr.split(".", 1)
+        name, _, n = op.partition(":")
+        return ("op", sid, name, int(n) if n else None)
+    if expr.endswith("]"):
+        sid, index = expr[:-1].split("[")
+        return ("item", sid, int(index))
+    return ("handle", expr)
+
+
 # --------------------------------------------------------------------------------------
 # Scenario constructor and hashing
 # --------------------------------------------------------------------------------------

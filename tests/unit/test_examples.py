@@ -1,10 +1,11 @@
-"""The runnable examples: the shuffle-batch pipeline and the three seed scripts.
+"""The runnable examples: the shuffle-batch pipeline, the input reader and the three seed scripts.
 
 Each example's `main()` is imported and run under the controlled scheduler
 (`coordkit.replay(main, [])`): its sleeps and timed waits cost virtual time
 only, so "stops within the expected time" is checked exactly on the virtual
 clock. Each script is also run once as a subprocess on real threads (as the
-README tells users to), with a generous timeout.
+README tells users to), with a generous timeout. The input reader's shutdown is
+explored over many schedules, and its two planted bugs are found and replayed.
 """
 
 from __future__ import annotations
@@ -204,3 +205,103 @@ def test_stop_on_exception_script_runs():
     out = run_script("seed_stop_on_exception")
     assert "main thread caught: ValueError('worker 2 failed at step 5')" in out
     assert "4 of 4 threads stopped after" in out
+
+
+# -- examples/input_reader.py (PIPE-16) -------------------------------------------------------
+
+
+def _records(batches):
+    return sorted(record for b in batches for record in b)
+
+
+def _every_record_twice(example):
+    """What two epochs over the example's files deliver: each (value, label) record twice."""
+    values = range(example.NUM_FILES * example.RECORDS_PER_FILE)
+    return sorted([(v, v % example.LABELS) for v in values] * 2)
+
+
+@pytest.fixture
+def reader_files(tmp_path):
+    """The example's files, written once, outside any controlled run."""
+    example = load("input_reader")
+    return example, example.write_files(str(tmp_path))
+
+
+def test_input_reader_reads_every_record_once_per_epoch(capsys):
+    """PIPE-16, PIPE-9, PIPE-3: main() writes the files to a temporary directory and runs the three
+    stages to the end of the epochs: 40 records in batches of 6 and a final 4, every record once
+    per epoch; under the controlled scheduler the output is the same on every run."""
+    example = load("input_reader")
+    runs = []
+    for _ in range(3):
+        batches = controlled(example.main)
+        runs.append((batches, capsys.readouterr().out))
+    batches, out = runs[0]
+    assert all(run == runs[0] for run in runs[1:])
+    assert [len(b) for b in batches] == [6] * 6 + [4]
+    assert _records(batches) == _every_record_twice(example)
+    assert "40 examples in 7 batches; 6 of 6 threads stopped" in out
+
+
+def test_input_reader_shutdown_is_race_free(reader_files):
+    """PIPE-16, MON-5: under 500 explored schedules (PCT and random) every record arrives once per
+    epoch, main's join returns, and no thread is left running."""
+    example, paths = reader_files
+
+    def scenario():
+        batches = example.run_pipeline(paths)
+        assert _records(batches) == _every_record_twice(example)
+        assert threading.active_count() == 1, threading.enumerate()
+
+    for strategy, schedules in (("pct", 300), ("random", 200)):
+        result = coordkit.explore(scenario, strategy=strategy, max_schedules=schedules, seed=3,
+                                  max_steps=300_000)
+        assert result.failure is None, str(result.failure)
+        assert result.schedules_run == schedules and not result.leaked_threads
+
+
+def test_input_reader_planted_bug_no_close_is_found_and_replayed(reader_files):
+    """PIPE-16: with no reader closing the examples queue, the batch stage waits for ever and main
+    with it; explore reports the deadlock (main blocked in the batch dequeue) and its trace replays
+    it, every time."""
+    example, paths = reader_files
+
+    def buggy():
+        example.run_pipeline(paths, bug="no_close")
+
+    result = coordkit.explore(buggy, max_schedules=20, seed=1, max_steps=300_000)
+    failure = result.failure
+    assert failure is not None and failure.kind == "deadlock", str(result)
+    assert "T0 on " in failure.message  # the main thread is among the blocked
+    for _ in range(2):
+        with pytest.raises(coordkit.Deadlock):
+            coordkit.replay(buggy, failure.trace, max_steps=300_000)
+
+
+def test_input_reader_planted_race_first_closes_is_found_and_replayed(reader_files):
+    """PIPE-16: a reader that closes the queue as soon as its own input ends races with the readers
+    still enqueuing; explore finds a failing schedule (an enqueue on the closed queue, or records
+    lost when that error comes after the stop) and its trace replays the same failure."""
+    example, paths = reader_files
+
+    def buggy():
+        batches = example.run_pipeline(paths, bug="first_closes")
+        assert _records(batches) == _every_record_twice(example)
+
+    result = coordkit.explore(buggy, max_schedules=100, seed=2, max_steps=300_000)
+    failure = result.failure
+    assert failure is not None and failure.kind == "exception", str(result)
+    for _ in range(2):
+        with pytest.raises(type(failure.exception)) as raised:
+            coordkit.replay(buggy, failure.trace, max_steps=300_000)
+        assert str(raised.value) == str(failure.exception)
+
+
+def test_input_reader_script_runs_and_finds_the_planted_bug():
+    """PIPE-16: the script runs on real threads and under --replay (identical in two processes);
+    --find-bug prints the deadlock and replays it."""
+    assert "40 examples in 7 batches; 6 of 6 threads stopped" in run_script("input_reader")
+    assert run_script("input_reader", "--replay") == run_script("input_reader", "--replay")
+    out = run_script("input_reader", "--find-bug")
+    assert out.startswith("coordkit found a deadlock")
+    assert "replayed: the same deadlock" in out
