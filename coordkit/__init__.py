@@ -51,6 +51,11 @@ _EXPORTS: dict[str, str] = {
     "input_producer": "coordkit.pipeline",
     "limit_epochs": "coordkit.pipeline",
     "shuffle_batch": "coordkit.pipeline",
+    "string_input_producer": "coordkit.pipeline",
+    "slice_input_producer": "coordkit.pipeline",
+    "shuffle_batch_join": "coordkit.pipeline",
+    "range_input_producer": "coordkit.pipeline",
+    "batch_join": "coordkit.pipeline",
     "QueueRunner": "coordkit.queue_runner",
     "QueueRunnerRegistry": "coordkit.queue_runner",
     "add_queue_runner": "coordkit.queue_runner",
@@ -113,18 +118,23 @@ __all__ = [
     "UnimplementedError",
     "add_queue_runner",
     "batch",
+    "batch_join",
     "explore",
     "get_queue_runner_registry",
     "input_producer",
     "interleavings",
     "limit_epochs",
     "queue_runner_scope",
+    "range_input_producer",
     "replay",
     "run",
     "schedules",
     "shuffle_batch",
+    "shuffle_batch_join",
+    "slice_input_producer",
     "start_queue_runners",
     "stop_on_signals",
+    "string_input_producer",
 ]
 
 
@@ -172,7 +182,18 @@ if _TYPE_CHECKING:
         UncontrolledBlockingError,
         UnimplementedError,
     )
-    from coordkit.pipeline import MonitoredRun, batch, input_producer, limit_epochs, shuffle_batch
+    from coordkit.pipeline import (
+        MonitoredRun,
+        batch,
+        batch_join,
+        input_producer,
+        limit_epochs,
+        range_input_producer,
+        shuffle_batch,
+        shuffle_batch_join,
+        slice_input_producer,
+        string_input_producer,
+    )
     from coordkit.queue_runner import (
         QueueRunner,
         QueueRunnerRegistry,

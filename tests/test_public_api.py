@@ -7,6 +7,72 @@ import sys
 
 import coordkit
 
+# The public surface, pinned: adding or removing a name is a decision, made here too.
+PUBLIC_NAMES = [
+    "AbortedError",
+    "CancelledError",
+    "Choices",
+    "Coordinator",
+    "DFSScheduler",
+    "DataLossError",
+    "DeadlineExceededError",
+    "Deadlock",
+    "ExploreResult",
+    "FIFOQueue",
+    "FoundFailure",
+    "Harness",
+    "InterleavingFailure",
+    "InvalidArgumentError",
+    "LooperThread",
+    "MonitoredRun",
+    "OpError",
+    "Operation",
+    "OutOfRangeError",
+    "PCTScheduler",
+    "PaddingFIFOQueue",
+    "PriorityQueue",
+    "QueueBase",
+    "QueueRunner",
+    "QueueRunnerRegistry",
+    "QueueStatistics",
+    "RandomScheduler",
+    "RandomShuffleQueue",
+    "ReplayScheduler",
+    "RunReport",
+    "Schedule",
+    "ScheduleError",
+    "Scheduler",
+    "StepLimitExceeded",
+    "TraceDivergedError",
+    "TraceFormatError",
+    "UncontrolledBlockingError",
+    "UnimplementedError",
+    "add_queue_runner",
+    "batch",
+    "batch_join",
+    "explore",
+    "get_queue_runner_registry",
+    "input_producer",
+    "interleavings",
+    "limit_epochs",
+    "queue_runner_scope",
+    "range_input_producer",
+    "replay",
+    "run",
+    "schedules",
+    "shuffle_batch",
+    "shuffle_batch_join",
+    "slice_input_producer",
+    "start_queue_runners",
+    "stop_on_signals",
+    "string_input_producer",
+]
+
+
+def test_the_public_surface_is_pinned():
+    assert sorted(coordkit.__all__) == PUBLIC_NAMES
+    assert len(set(coordkit.__all__)) == len(coordkit.__all__)
+
 
 def test_all_names_resolve():
     for name in coordkit.__all__:
