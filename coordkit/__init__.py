@@ -44,7 +44,7 @@ _EXPORTS: dict[str, str] = {
     "run": "coordkit.engine.replay",
     "Harness": "coordkit.engine.harness",
     "Operation": "coordkit.engine.harness",
-    "InterleavingFailure": "coordkit.testing",
+    "InterleavingFailure": "coordkit.errors",
     "interleavings": "coordkit.testing",
     "MonitoredRun": "coordkit.pipeline",
     "batch": "coordkit.pipeline",
@@ -172,6 +172,7 @@ if _TYPE_CHECKING:
         DataLossError,
         DeadlineExceededError,
         Deadlock,
+        InterleavingFailure,
         InvalidArgumentError,
         OpError,
         OutOfRangeError,
@@ -211,4 +212,4 @@ if _TYPE_CHECKING:
         RandomShuffleQueue,
     )
     from coordkit.signals import stop_on_signals
-    from coordkit.testing import InterleavingFailure, interleavings
+    from coordkit.testing import interleavings

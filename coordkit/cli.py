@@ -15,11 +15,9 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from coordkit.errors import UsageError
+
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
-
-
-class UsageError(Exception):
-    """Bad command-line input; the message names the problem."""
 
 
 def load_target(spec: str) -> Callable[[], Any]:

@@ -19,6 +19,12 @@ import enum
 
 __all__ = [
     "FailureKind",
+    "InterleavingFailure",
+    "ModelError",
+    "NotLinearizableError",
+    "SearchBudgetExceeded",
+    "StepFailure",
+    "UsageError",
     "AbortedError",
     "CancelledError",
     "DataLossError",
@@ -108,6 +114,35 @@ class TraceFormatError(ScheduleError, ValueError):
 
 class TraceDivergedError(ScheduleError):
     """A replayed trace no longer matches the program at a given step."""
+
+
+class InterleavingFailure(AssertionError):
+    """A test's exploration found a failing schedule (the message shows it and how to replay)."""
+
+
+class StepFailure(AssertionError):
+    """A stateful machine's implementation did something no candidate model allows."""
+
+
+class NotLinearizableError(AssertionError):
+    """Raised by ``history.assert_linearizable``; ``report`` holds the details (HIST-8)."""
+
+    def __init__(self, report: object, context: str = "") -> None:
+        self.report = report
+        text = report.explain()  # type: ignore[attr-defined]
+        super().__init__(f"{context}\n{text}" if context else text)
+
+
+class SearchBudgetExceeded(RuntimeError):
+    """A linearizability search tried more steps than ``max_steps`` without an answer (HIST-7)."""
+
+
+class ModelError(Exception):
+    """The caller asked a pure model for something it does not describe."""
+
+
+class UsageError(Exception):
+    """Bad command-line input; the message names the problem (the CLI exits with 2)."""
 
 
 class UncontrolledUseError(ScheduleError, RuntimeError):

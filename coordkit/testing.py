@@ -12,6 +12,8 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
+from coordkit.errors import InterleavingFailure
+
 __all__ = ["InterleavingFailure", "defaults", "explore_or_fail", "interleavings", "set_current_test"]
 
 _current_nodeid: str | None = None
@@ -25,10 +27,6 @@ def set_current_test(nodeid: str | None) -> None:
 
 # Options the pytest command line set (--coordkit-seed, ...); a test's own options win.
 defaults: dict[str, Any] = {}
-
-
-class InterleavingFailure(AssertionError):
-    """A test's exploration found a failing schedule (the message shows it and how to replay)."""
 
 
 def _options_for(nodeid: str | None, options: dict[str, Any]) -> dict[str, Any]:

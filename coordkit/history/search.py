@@ -14,6 +14,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from coordkit.errors import NotLinearizableError, SearchBudgetExceeded
 from coordkit.history.records import BLOCKED, History, Operation
 
 __all__ = [
@@ -90,10 +91,6 @@ def default_successors(model: Any, state: Any, op: Operation) -> list[Any]:
 # ---------------------------------------------------------------------------
 
 
-class SearchBudgetExceeded(RuntimeError):
-    """The search tried more steps than ``max_steps`` without an answer (HIST-7)."""
-
-
 @dataclass
 class Report:
     """The checker's answer (HIST-8).
@@ -145,15 +142,6 @@ class Report:
         if self.approximate:
             lines.append("(approximate: the search budget ran out while pinning down the window)")
         return "\n".join(lines)
-
-
-class NotLinearizableError(AssertionError):
-    """Raised by ``assert_linearizable``; ``report`` holds the details (HIST-8)."""
-
-    def __init__(self, report: Report, context: str = "") -> None:
-        self.report = report
-        text = report.explain()
-        super().__init__(f"{context}\n{text}" if context else text)
 
 
 _INF = math.inf

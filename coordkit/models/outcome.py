@@ -11,11 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from coordkit.errors import ModelError
+
 __all__ = ["Err", "ModelError", "Ok", "Outcome"]
-
-
-class ModelError(Exception):
-    """The caller asked a model for something it does not describe."""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from hypothesis.strategies import SearchStrategy
 
 from coordkit.engine.harness import Harness, Operation
 from coordkit.engine.trace import Choices
+from coordkit.errors import StepFailure
 from coordkit.models import Err, Ok, Outcome
 from coordkit.strategies import schedules
 
@@ -95,10 +96,6 @@ class Advance:
 
     def __repr__(self) -> str:
         return f"Advance({self.n})"
-
-
-class StepFailure(AssertionError):
-    """The implementation did something no candidate model allows."""
 
 
 def factory(machine: Any, name: str) -> Callable[..., Any]:
