@@ -86,7 +86,13 @@ _getcurrent = greenlet.getcurrent
 
 def current_execution() -> Execution | None:
     """The execution whose thread is calling, or None outside a controlled run."""
-    g = _getcurrent()
+    try:
+        g = _getcurrent()
+    except RuntimeError:
+        # "greenlet is being finalized": a gc callback (Hypothesis times collections
+        # with perf_counter) runs while a finished run's greenlet is freed; whoever is
+        # calling, it is not a controlled thread.
+        return None
     if type(g) is TaskGreenlet:
         ex = g.task_execution
         if not ex.finished:

@@ -1,0 +1,43 @@
+"""Options of a run are checked before anything is patched, and every strategy reports
+progress (issue 18 items that the one run path fixes)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import coordkit
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 0, -1.0, True])
+def test_a_bad_run_timeout_is_refused_and_leaves_nothing_patched(bad):
+    lock_type = type(threading.Lock())
+    with pytest.raises(ValueError, match=r"run_timeout must be a positive, finite number, got"):
+        coordkit.explore(lambda: None, run_timeout=bad)
+    assert type(threading.Lock()) is lock_type  # the stdlib is not left patched
+    assert coordkit.explore(lambda: None, max_schedules=2).ok  # and the next exploration runs
+
+
+def test_the_hypothesis_strategy_reports_progress():
+    calls: list[int] = []
+    result = coordkit.explore(lambda: None, strategy="hypothesis", max_schedules=5, seed=1,
+                              progress=lambda runs, elapsed: calls.append(runs))
+    assert result.ok and calls == list(range(1, result.schedules_run + 1))
+
+
+def test_progress_must_be_callable():
+    with pytest.raises(TypeError, match="progress must be a callable or None, got 3"):
+        coordkit.explore(lambda: None, progress=3)  # type: ignore[arg-type]
+
+
+def test_no_exception_is_printed_as_ignored_when_runs_are_collected():
+    """A gc callback that reads a patched clock while a finished run's greenlet is freed
+    must not print 'Exception ignored' (it did with the Hypothesis strategy)."""
+    code = ("import coordkit; r = coordkit.explore(lambda: None, strategy='hypothesis', "
+            "max_schedules=20, seed=1); print(r.ok)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "True", out.stderr
+    assert "Exception ignored" not in out.stderr, out.stderr
