@@ -171,7 +171,7 @@ class Harness:
         each other, in the interleaving that settle's ``choices`` pick.
         """
         op, spawn = self._operation(fn, name)
-        self._call(spawn)
+        self._open_run().call(spawn)
         return op
 
     def _operation(self, fn: Callable[[], Any], name: str | None) -> tuple[Operation, Callable[[], None]]:
@@ -229,9 +229,6 @@ class Harness:
         return self._open_run().pending()
 
     # -- internals ---------------------------------------------------------------------
-
-    def _call(self, job: Callable[[], Any]) -> Any:
-        return self._open_run().call(job)
 
     def _raise_failure(self) -> None:
         ex = self.execution

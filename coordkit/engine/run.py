@@ -38,7 +38,7 @@ from coordkit.engine.schedulers import Scheduler
 from coordkit.engine.shims import Shims
 from coordkit.errors import FailureKind, UncontrolledBlockingError
 
-__all__ = ["MAX_STEPS", "OpenRun", "Run", "RunOptions", "Session", "run_schedule"]
+__all__ = ["MAX_STEPS", "OpenRun", "Run", "RunOptions", "Session"]
 
 GRANULARITIES = ("sync", "line")
 MAX_STEPS = 20_000  # the default step budget of a run
@@ -268,7 +268,7 @@ class Session:
                 return self.call(lambda: self.run(fn, scheduler, run_index=run_index, record=record,
                                                   footprints=footprints), per_run=True)
             except UncontrolledBlockingError as exc:
-                return self._abandoned(exc)
+                return self.abandoned(exc)
         scheduler.begin(run_index)
         ex = self._current = self.options.execution(scheduler, record=record, footprints=footprints)
         saved = fresh_thread_names()
@@ -288,21 +288,11 @@ class Session:
 
     def abandoned(self, exc: UncontrolledBlockingError) -> Run:
         """The run the worker was abandoned in, as a timeout failure."""
-        return self._abandoned(exc)
-
-    def _abandoned(self, exc: UncontrolledBlockingError) -> Run:
         ex = self._current
         assert ex is not None
         ex.failure = Failure(FailureKind.TIMEOUT, str(exc).split("\n", 1)[0], exception=exc,
                              details=str(exc))
         return Run.of(ex, self.options)
-
-
-def run_schedule(fn: Callable[[], Any], scheduler: Scheduler, options: RunOptions, *,
-                 record: bool = False) -> Run:
-    """Run ``fn`` once under ``scheduler`` in a session of its own."""
-    with Session(options) as session:
-        return session.run(fn, scheduler, record=record)
 
 
 class OpenRun:
