@@ -114,19 +114,12 @@ class Run:
 
     @classmethod
     def of(cls, ex: Execution, options: RunOptions) -> Run:
+        recorder = ex.recorder
+        # Positional, in field order: one is made for every run of an exploration.
         return cls(
-            options=options,
-            failure=ex.failure,
-            choices=ex.choices,
-            steps=ex.steps,
-            preemptions=ex.preemptions,
-            virtual_time=ex.clock.now,
-            thread_names=[t.name for t in ex.tasks],
-            events=ex.events,
-            footprints=None if ex.recorder is None else ex.recorder.steps,
-            leaked=ex.leaked,
-            pruned=ex.pruned,
-            scheduler_error=ex.scheduler_error,
+            options, ex.failure, ex.choices, ex.steps, ex.preemptions, ex.clock.now,
+            [t.name for t in ex.tasks], ex.events, None if recorder is None else recorder.steps,
+            ex.leaked, ex.pruned, ex.scheduler_error,
         )
 
     @property

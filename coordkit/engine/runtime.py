@@ -176,6 +176,7 @@ class Execution:
         self.horizon: float | None = None
         self.thread_exceptions: list[tuple[str, BaseException]] = []
         self._nondaemon_alive = 0
+        self._runnable = 0  # tasks whose state is RUNNABLE (a fast path when only one is)
         self._driver: greenlet.greenlet | None = None
         self.names = Names()  # labels and hashes of what the run creates
         self._streak = 0  # choice points in a row at which the current thread stayed
@@ -204,8 +205,10 @@ class Execution:
         """Create a runnable controlled thread (it runs when the scheduler picks it)."""
         tid = len(self.tasks)
         label = f"T{tid}"
-        task = Task(tid=tid, name=name, daemon=daemon, target=target, label=label, thread=thread,
-                    pt=new_point((tid, "start", label, False, self.steps)))
+        # Positional (tid, name, daemon, target, label, thread, glet, state, pt): this runs
+        # for every thread of every run.
+        task = Task(tid, name, daemon, target, label, thread, None, RUNNABLE,
+                    new_point((tid, "start", label, False, self.steps)))
         glet = TaskGreenlet(self._task_main, parent=self._driver)
         glet.task = task
         glet.task_execution = self
@@ -213,6 +216,7 @@ class Execution:
         self.tasks.append(task)
         if not daemon:
             self._nondaemon_alive += 1
+        self._runnable += 1
         return task
 
     def _task_main(self) -> None:
@@ -246,6 +250,8 @@ class Execution:
         """The thread's last step ends it and wakes its joiners: part of its footprint."""
         if self.recorder is not None:
             self.recorder.effect(task, task, "end")
+        if task.state is RUNNABLE:  # (a parked one ends only when a finished run unwinds)
+            self._runnable -= 1
         task.state = FINISHED
         task.pt = new_point((task.tid, "end", task.label, False, self.steps))
         if not task.daemon:
@@ -409,6 +415,8 @@ class Execution:
         while True:
             if self._nondaemon_alive == 0 and not self.open_ended:
                 return None
+            if self._runnable == 1 and cur is not None and cur.state is RUNNABLE:
+                return cur  # nobody else can run: no choice, and no list to build
             enabled = self._enabled(cur)
             if enabled:
                 break
@@ -483,6 +491,7 @@ class Execution:
             # let every other thread run first, and hide the schedules where it does not.
             return False
         task.state = BLOCKED
+        self._runnable -= 1
         task.waiting_on = what
         task.parked_on = queue
         task.deadline = deadline
@@ -504,6 +513,7 @@ class Execution:
             except ValueError:
                 pass
         task.state = RUNNABLE
+        self._runnable += 1
         task.parked_on = None
         task.deadline = None
         task.waiting_on = ""
