@@ -28,12 +28,12 @@ TOP = {
 }
 # Within the engine, what each layer may import (besides sync, errors and itself).
 ENGINE_LAYERS = [
-    {"coordkit.engine.points", "coordkit.engine.frames"},
+    {"coordkit.engine.points", "coordkit.engine.frames", "coordkit.engine.trace"},
     {"coordkit.engine.task"},
     {"coordkit.engine.failures", "coordkit.engine.record"},
     {"coordkit.engine.runtime"},
     {"coordkit.engine.shims", "coordkit.engine.patch", "coordkit.engine.lines"},
-    {"coordkit.engine.trace", "coordkit.engine.schedulers"},
+    {"coordkit.engine.schedulers"},
     {"coordkit.engine.run"},
     {"coordkit.engine.report"},
     {"coordkit.engine.shrink", "coordkit.engine.strategies"},

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Failure",
+    "choice_limit_failure",
     "deadlock_failure",
     "exception_failure",
     "invariant_failure",
@@ -92,6 +93,18 @@ def watchdog_failure(task: Task | None, exc: WatchdogTimeout, *, line: bool) -> 
            "default granularity; granularity='line' can switch inside it)"),
         thread=task.name if task is not None else None,
         details="".join(traceback.format_list(user[-8:])),
+    )
+
+
+def choice_limit_failure(ex: Execution) -> Failure:
+    """The run made more choices than its budget allows (threads woken and parked again
+    without end: a livelock among waiters)."""
+    waiting = ", ".join(f"{t.label} on {t.waiting_on}" for t in ex.tasks if t.state is BLOCKED)
+    return Failure(
+        FailureKind.STEP_LIMIT,
+        f"the run made more than {ex.max_choices} scheduling choices within "
+        f"{ex.steps} steps (threads woken again and again to wait once more: a livelock, "
+        f"or raise max_steps)" + (f"; waiting: {waiting}" if waiting else ""),
     )
 
 

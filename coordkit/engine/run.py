@@ -36,12 +36,12 @@ from coordkit.engine.runtime import (
 )
 from coordkit.engine.schedulers import Scheduler
 from coordkit.engine.shims import Shims
+from coordkit.engine.trace import MAX_STEPS
 from coordkit.errors import FailureKind, UncontrolledBlockingError
 
 __all__ = ["MAX_STEPS", "OpenRun", "Run", "RunOptions", "Session"]
 
 GRANULARITIES = ("sync", "line")
-MAX_STEPS = 20_000  # the default step budget of a run
 
 
 def _check_positive(name: str, value: Any, *, integer: bool = True) -> None:

@@ -34,6 +34,7 @@ import greenlet
 from coordkit import sync
 from coordkit.engine.failures import (
     Failure,
+    choice_limit_failure,
     deadlock_failure,
     exception_failure,
     invariant_failure,
@@ -56,6 +57,7 @@ from coordkit.engine.task import (
     call_excepthook,
     new_point,
 )
+from coordkit.engine.trace import CHOICES_PER_STEP
 
 __all__ = [
     "BLOCKED", "FINISHED", "RUNNABLE", "Event", "Execution", "Failure", "Kill", "QuietLoggers",
@@ -182,6 +184,11 @@ class Execution:
         self._streak = 0  # choice points in a row at which the current thread stayed
         self._idle_yields = 0  # sleep(0)s in a row with no other thread able to run
         self._outer_excepthook = threading.excepthook
+
+    @property
+    def max_choices(self) -> int:
+        """The most choice points a run may make: its trace must stay bounded by its budget."""
+        return CHOICES_PER_STEP * self.max_steps
 
     # -- the run's threads as the program sees them ------------------------
 
@@ -447,6 +454,11 @@ class Execution:
             return None
         if idx >= len(enabled):
             raise IndexError(f"scheduler chose {idx} of {len(enabled)} candidates")
+        if len(self.choices) >= self.max_choices:
+            if self.failure is None:
+                self.failure = choice_limit_failure(self)
+            self._stop = True
+            return None
         self.choices.append((len(enabled), idx))
         chosen = self.tasks[enabled[idx][0]]
         if idx != 0 and cur is not None and cur.state is RUNNABLE:

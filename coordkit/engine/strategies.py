@@ -17,9 +17,14 @@ from coordkit.engine.trace import Choices
 __all__ = ["context_switches", "schedules"]
 
 
+# Bounds on a generated schedule: a run makes at most CHOICES_PER_STEP choices per step,
+# so anything longer than a large run's choices can only be drawn, never used.
+_LARGEST = 1_000_000
+
+
 def _positive_int(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _LARGEST:
+        raise ValueError(f"{name} must be an integer in 1..{_LARGEST}, got {value!r}")
 
 
 def context_switches(switches: list[tuple[int, int]]) -> Choices:

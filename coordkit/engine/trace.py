@@ -25,8 +25,15 @@ from typing import Any
 
 from coordkit.errors import TraceFormatError
 
-__all__ = ["Choices", "Schedule"]
+__all__ = ["MAX_STEPS", "Choices", "Schedule"]
 
+MAX_STEPS = 20_000  # the default step budget of a run
+# A run makes at most this many choices per step of its budget (one at each scheduling
+# point, one when a thread parks or ends, and re-parks after a wake-up that came to
+# nothing); the runtime ends a run that would make more as a step limit, so a trace that
+# holds more is corrupt, and decoding one costs bounded memory.
+CHOICES_PER_STEP = 4
+_LARGEST_BUDGET = 10**9  # a step budget above this is not a budget
 _PREFIX = "ck2"
 _V1 = "ck1"
 _LINE = 1  # flags: the run had line granularity
@@ -105,7 +112,24 @@ class Schedule:
     invariant: bool = False
 
     def __post_init__(self) -> None:
-        for i, (n, c) in enumerate(self.choices):
+        if self.max_steps is not None and (
+                isinstance(self.max_steps, bool) or not isinstance(self.max_steps, int)
+                or not 0 < self.max_steps <= _LARGEST_BUDGET):
+            raise ValueError(f"max_steps must be None or an int in 1..{_LARGEST_BUDGET}, "
+                             f"got {self.max_steps!r}")
+        for name in ("fail_on_thread_exception", "invariant"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        if len(self.choices) > self.choice_limit():
+            raise TraceFormatError(
+                f"{len(self.choices)} choice points, but a run with a budget of "
+                f"{self.max_steps or MAX_STEPS} steps has at most {self.choice_limit()}"
+            )
+        for i, choice in enumerate(self.choices):
+            n, c = choice
+            if (not isinstance(n, int) or not isinstance(c, int)
+                    or isinstance(n, bool) or isinstance(c, bool)):
+                raise TypeError(f"choice {i} must be two ints (candidates, index), got {choice!r}")
             if n < 2 or not 0 <= c < n:
                 raise TraceFormatError(
                     f"choice {i} is {c} of {n} candidates: a choice point has at least "
@@ -113,6 +137,10 @@ class Schedule:
                 )
         if self.granularity not in ("sync", "line"):
             raise ValueError(f"granularity must be 'sync' or 'line', got {self.granularity!r}")
+
+    def choice_limit(self) -> int:
+        """The most choice points a run under this schedule's step budget can have."""
+        return CHOICES_PER_STEP * (self.max_steps or MAX_STEPS) + 1
 
     @property
     def preemptions(self) -> int:
@@ -177,11 +205,19 @@ class Schedule:
             raise TraceFormatError(f"corrupt trace: unknown option flags {flags:#x}")
         if len(values) % 3:
             raise TraceFormatError("corrupt trace: the payload is not a whole number of entries")
+        if max_steps > _LARGEST_BUDGET:
+            raise TraceFormatError(f"corrupt trace: a step budget of {max_steps}")
+        limit = CHOICES_PER_STEP * (max_steps or MAX_STEPS) + 1
         choices: list[tuple[int, int]] = []
         for k in range(0, len(values), 3):
             n, c, repeat = values[k : k + 3]
             if repeat < 1:
                 raise TraceFormatError("corrupt trace: an entry repeats zero times")
+            if len(choices) + repeat > limit:  # checked before the list grows
+                raise TraceFormatError(
+                    f"corrupt trace: more than {limit} choice points for a budget of "
+                    f"{max_steps or MAX_STEPS} steps"
+                )
             choices.extend([(n, c)] * repeat)
         return cls(
             tuple(choices),

@@ -75,9 +75,11 @@ class ReplayScheduler(Scheduler):
         return c if c < n else 1 + (c - 1) % (n - 1)
 
     def end(self, run: Run) -> None:
-        if self.strict and run.failure is None and self._k < len(self._choices):
+        """Strict: a run that ends (passing or failing) before the trace does not fit it."""
+        if self.strict and self._k < len(self._choices):
+            how = "ended" if run.failure is None else f"failed ({run.failure.kind}: {run.failure.message})"
             raise TraceDivergedError(
-                f"replay diverged: the program ended after {self._k} choice points but the "
+                f"replay diverged: the program {how} after {self._k} choice points but the "
                 f"trace has {len(self._choices)}{_CHANGED}"
             )
 
