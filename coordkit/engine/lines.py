@@ -133,18 +133,39 @@ if sys.version_info >= (3, 12):
         global _registered
         mon = sys.monitoring
         if not _registered:
-            if mon.get_tool(_TOOL_ID) is None:
+            owner = mon.get_tool(_TOOL_ID)
+            if owner is None:
                 mon.use_tool_id(_TOOL_ID, "coordkit")
+            elif owner != "coordkit":
+                raise RuntimeError(unavailable())
             mon.register_callback(_TOOL_ID, mon.events.LINE, _line_event)
             mon.register_callback(_TOOL_ID, mon.events.INSTRUCTION, _instruction_event)
             _registered = True
         mon.set_events(_TOOL_ID, mon.events.LINE)
 
+    def unavailable() -> str | None:
+        """Why line granularity cannot run now (another tool holds its id), or None."""
+        owner = sys.monitoring.get_tool(_TOOL_ID)
+        if owner is None or owner == "coordkit":
+            return None
+        return (f"granularity='line' needs sys.monitoring tool id {_TOOL_ID}, which {owner!r} "
+                "is using; run without it")
+
     def uninstall() -> None:
-        if _registered:
-            sys.monitoring.set_events(_TOOL_ID, 0)
-            while _instrumented:
-                sys.monitoring.set_local_events(_TOOL_ID, _instrumented.pop(), 0)
+        """Switch every event off and give the tool id back: nothing of coordkit stays
+        registered between runs (a profiler or debugger may want the id)."""
+        global _registered
+        if not _registered:
+            return
+        mon = sys.monitoring
+        mon.set_events(_TOOL_ID, 0)
+        while _instrumented:
+            mon.set_local_events(_TOOL_ID, _instrumented.pop(), 0)
+        mon.register_callback(_TOOL_ID, mon.events.LINE, None)
+        mon.register_callback(_TOOL_ID, mon.events.INSTRUCTION, None)
+        if mon.get_tool(_TOOL_ID) == "coordkit":
+            mon.free_tool_id(_TOOL_ID)
+        _registered = False
 
 else:
 
@@ -166,6 +187,9 @@ else:
             if shared_stores(frame.f_code):
                 frame.f_trace_opcodes = True
             return _local_trace
+        return None
+
+    def unavailable() -> str | None:
         return None
 
     def install(ex: Execution) -> None:

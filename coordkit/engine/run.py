@@ -73,6 +73,8 @@ class RunOptions:
                 "granularity='line' needs Python 3.11 or newer (it switches threads from inside "
                 "trace callbacks, which needs PyThreadState_LeaveTracing)"
             )
+        if self.granularity == "line" and lines.unavailable():
+            raise RuntimeError(lines.unavailable())
         if self.invariant is not None and not callable(self.invariant):
             raise TypeError(f"invariant must be a callable or None, got {self.invariant!r}")
         if not isinstance(self.fail_on_thread_exception, bool):

@@ -41,3 +41,30 @@ def test_no_exception_is_printed_as_ignored_when_runs_are_collected():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "True", out.stderr
     assert "Exception ignored" not in out.stderr, out.stderr
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="sys.monitoring exists from Python 3.12")
+def test_line_granularity_gives_its_monitoring_tool_id_back():
+    from coordkit.engine.lines import _TOOL_ID
+
+    def racy() -> None:
+        box = [0]
+
+        def bump() -> None:
+            box[0] += 1
+
+        threads = [threading.Thread(target=bump) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    assert coordkit.explore(racy, granularity="line", max_schedules=5, seed=1).schedules_run == 5
+    assert sys.monitoring.get_tool(_TOOL_ID) is None
+    sys.monitoring.use_tool_id(_TOOL_ID, "someone else")
+    try:
+        with pytest.raises(RuntimeError, match="'someone else' is using; run without it"):
+            coordkit.explore(racy, granularity="line", max_schedules=1)
+    finally:
+        sys.monitoring.free_tool_id(_TOOL_ID)
+    assert coordkit.explore(racy, granularity="line", max_schedules=2, seed=1).schedules_run == 2
