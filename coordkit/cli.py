@@ -266,14 +266,51 @@ def _save_report(target: str, failure: Any) -> str:
     return path
 
 
+# A saved run's fields and the types they must have: a file under .coordkit/ is input
+# like any other (edited, truncated, from elsewhere) and is checked before it is drawn.
+_REPORT_FIELDS = {"target": str, "trace": str, "failure": (str, type(None)), "thread_names": list,
+                  "events": list}
+_EVENT_FIELDS = {"step": int, "tid": int, "kind": str, "target": str, "where": str,
+                 "time": (int, float)}
+
+
+def _checked_report(data: Any, path: str) -> dict[str, Any]:
+    """``data`` if it has a saved run's shape; else a UsageError naming the file and field."""
+    def bad(what: str) -> UsageError:
+        return UsageError(f"{path} is not a saved coordkit run ({what}); delete it, or pass "
+                          "--target MODULE:FUNCTION to replay the trace instead")
+
+    if not isinstance(data, dict):
+        raise bad(f"it holds a {type(data).__name__}, not an object")
+    for name, kind in _REPORT_FIELDS.items():
+        if not isinstance(data.get(name), kind):
+            raise bad(f"field {name!r} is {data.get(name)!r}")
+    names = data["thread_names"]
+    if not all(isinstance(n, str) for n in names):
+        raise bad("a thread name is not a string")
+    for i, event in enumerate(data["events"]):
+        if not isinstance(event, dict):
+            raise bad(f"event {i} is not an object")
+        for name, kind in _EVENT_FIELDS.items():
+            value = event.get(name)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise bad(f"event {i} field {name!r} is {value!r}")
+        if not 0 <= event["tid"] < len(names):
+            raise bad(f"event {i} names thread {event['tid']}, of {len(names)}")
+    return data
+
+
 def _load_report(trace: str, target: str | None) -> dict[str, Any]:
     import json
 
-
     path = os.path.join(REPORTS_DIR, f"{trace}.json")
     if target is None and os.path.exists(path):
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot read {path}: {exc}") from None
+        return _checked_report(data, path)
     if target is None:
         raise UsageError(
             f"no saved run for this trace in {REPORTS_DIR}/ (coordkit explore saves one when it "

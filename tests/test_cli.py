@@ -254,3 +254,36 @@ def test_a_line_granularity_failure_replays_with_the_printed_command(tmp_path, m
     code, _ = run("replay", target, trace, "--granularity", "sync")
     err = capsys.readouterr().err
     assert code == 2 and "--granularity sync, but the trace was recorded with granularity line" in err
+
+
+# --- a saved run is input: checked before it is drawn (issue 18) ---------------------------------
+
+
+@pytest.mark.parametrize("edit, fragment", [
+    (lambda d: d["events"][0].update(step="<script>alert(1)</script>"), "event 0 field 'step'"),
+    (lambda d: d["events"][0].update(tid=99), "event 0 names thread 99"),
+    (lambda d: d.update(thread_names=[1, 2]), "a thread name is not a string"),
+    (lambda d: d.update(failure=3), "field 'failure' is 3"),
+    (lambda d: d.clear(), "field 'target' is None"),
+])
+def test_a_tampered_saved_run_is_refused_with_its_file(tmp_path, monkeypatch, capsys, edit, fragment):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(ROOT))
+    _, out = run("explore", TARGET_BUG, "--seed", "3")
+    trace = out.split(f"coordkit replay {TARGET_BUG} ")[1].split()[0]
+    saved = tmp_path / ".coordkit" / "reports" / f"{trace}.json"
+    data = json.loads(saved.read_text())
+    edit(data)
+    saved.write_text(json.dumps(data))
+    capsys.readouterr()
+    code, _ = run("show", trace, "--html", str(tmp_path / "out.html"))
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "is not a saved coordkit run" in err and fragment in err and f"{trace}.json" in err
+    assert not (tmp_path / "out.html").exists()
+    saved.write_text("{not json")
+    assert run("show", trace)[0] == 0  # describing the trace needs no saved run
+    assert run("show", trace, "--html", str(tmp_path / "out.html"))[0] == 2
+    assert "cannot read" in capsys.readouterr().err
