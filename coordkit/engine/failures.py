@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from coordkit.engine.frames import user_stack, where, without_engine_frames
 from coordkit.engine.task import BLOCKED, Task, WatchdogTimeout
 from coordkit.errors import FailureKind
-
-if TYPE_CHECKING:
-    from coordkit.engine.runtime import Execution
 
 __all__ = [
     "Failure",
@@ -68,10 +66,10 @@ def deadlock_failure(tasks: list[Task], running: Task | None, running_frame: Any
     )
 
 
-def step_limit_failure(ex: Execution, task: Task, kind: str, obj: str) -> Failure:
+def step_limit_failure(max_steps: int, task: Task, kind: str, obj: str) -> Failure:
     return Failure(
         FailureKind.STEP_LIMIT,
-        f"the run took more than {ex.max_steps} scheduling steps "
+        f"the run took more than {max_steps} scheduling steps "
         "(a livelock, or raise max_steps); at the last one "
         f"{task.label} {task.name!r} was at {kind} {obj} "
         f"in {where(sys._getframe(1))}"
@@ -96,26 +94,26 @@ def watchdog_failure(task: Task | None, exc: WatchdogTimeout, *, line: bool) -> 
     )
 
 
-def choice_limit_failure(ex: Execution) -> Failure:
+def choice_limit_failure(max_choices: int, steps: int, tasks: list[Task]) -> Failure:
     """The run made more choices than its budget allows (threads woken and parked again
     without end: a livelock among waiters)."""
-    waiting = ", ".join(f"{t.label} on {t.waiting_on}" for t in ex.tasks if t.state is BLOCKED)
+    waiting = ", ".join(f"{t.label} on {t.waiting_on}" for t in tasks if t.state is BLOCKED)
     return Failure(
         FailureKind.STEP_LIMIT,
-        f"the run made more than {ex.max_choices} scheduling choices within "
-        f"{ex.steps} steps (threads woken again and again to wait once more: a livelock, "
+        f"the run made more than {max_choices} scheduling choices within "
+        f"{steps} steps (threads woken again and again to wait once more: a livelock, "
         f"or raise max_steps)" + (f"; waiting: {waiting}" if waiting else ""),
     )
 
 
-def invariant_failure(ex: Execution, task: Task) -> Failure | None:
+def invariant_failure(invariant: Callable[[], Any], steps: int, task: Task) -> Failure | None:
     """Check the run's invariant; the failure when it returns a false value or raises."""
     try:
-        ok = ex.invariant()  # type: ignore[misc]
+        ok = invariant()
         problem = None if ok or ok is None else "the invariant returned a false value"
     except Exception as exc:  # the user's check failed
         problem = f"{type(exc).__name__}: {exc}"
     if problem is None:
         return None
-    return Failure(FailureKind.INVARIANT, f"invariant violated at step {ex.steps}: {problem}",
+    return Failure(FailureKind.INVARIANT, f"invariant violated at step {steps}: {problem}",
                    thread=task.name)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from coordkit.engine.report import same_failure
 from coordkit.engine.schedulers import ReplayScheduler
@@ -10,7 +11,6 @@ from coordkit.engine.trace import Choices
 
 if TYPE_CHECKING:
     from coordkit.engine.run import Run, Session
-    from coordkit.engine.search import _Search
 
 __all__ = ["find_with_hypothesis"]
 
@@ -19,7 +19,8 @@ class _Found(Exception):
     """Stops Hypothesis at a failing schedule (after its own shrinking)."""
 
 
-def find_with_hypothesis(search: _Search, session: Session, seed: int, shrink: bool) -> Run | None:
+def find_with_hypothesis(session: Session, fn: Callable[[], Any], ran: Callable[[Run], None], *,
+                         max_schedules: int, seed: int, shrink: bool) -> Run | None:
     """On the worker: let Hypothesis draw ``coordkit.schedules()`` until one fails the way
     the first failure did; its shrunk example is the run returned."""
     from hypothesis import HealthCheck, Phase, given, settings
@@ -30,7 +31,7 @@ def find_with_hypothesis(search: _Search, session: Session, seed: int, shrink: b
     first: list[Run] = []
 
     @settings(
-        max_examples=search.max_schedules,
+        max_examples=max_schedules,
         database=None,
         deadline=None,
         phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate],
@@ -39,8 +40,8 @@ def find_with_hypothesis(search: _Search, session: Session, seed: int, shrink: b
     @hyp_seed(seed)
     @given(schedules())
     def body(choices: Choices) -> None:
-        run = session.run(search.fn, ReplayScheduler(choices.values, strict=False))
-        search.ran(run)
+        run = session.run(fn, ReplayScheduler(choices.values, strict=False))
+        ran(run)
         if run.failure is not None:
             if not first:
                 first.append(run)
@@ -51,6 +52,6 @@ def find_with_hypothesis(search: _Search, session: Session, seed: int, shrink: b
         body()
     except _Found as found:
         choices = found.args[0]
-        run = session.run(search.fn, ReplayScheduler(choices.values, strict=False))
+        run = session.run(fn, ReplayScheduler(choices.values, strict=False))
         return run if run.failure is not None else first[0]
     return None

@@ -356,7 +356,7 @@ class Execution:
         if self.recorder is not None:
             self.recorder.point(task, self.clock.now)
         if self.steps > self.max_steps:
-            self.terminate(step_limit_failure(self, task, kind, obj))
+            self.terminate(step_limit_failure(self.max_steps, task, kind, obj))
         if self.invariant is not None:
             self._check_invariant(task)
         nxt = self._next(task)
@@ -372,7 +372,7 @@ class Execution:
     def _check_invariant(self, task: Task) -> None:
         self._in_invariant = True
         try:
-            failure = invariant_failure(self, task)
+            failure = invariant_failure(self.invariant, self.steps, task)  # type: ignore[arg-type]
         finally:
             self._in_invariant = False
         if failure is not None:
@@ -456,7 +456,7 @@ class Execution:
             raise IndexError(f"scheduler chose {idx} of {len(enabled)} candidates")
         if len(self.choices) >= self.max_choices:
             if self.failure is None:
-                self.failure = choice_limit_failure(self)
+                self.failure = choice_limit_failure(self.max_choices, self.steps, self.tasks)
             self._stop = True
             return None
         self.choices.append((len(enabled), idx))

@@ -94,7 +94,8 @@ def explore(
     if strategy == "hypothesis":
         from coordkit.engine.hypothesis_search import find_with_hypothesis
 
-        return search.result(lambda session: find_with_hypothesis(search, session, seed, shrink),
+        return search.result(lambda session: find_with_hypothesis(
+            session, fn, search.ran, max_schedules=max_schedules, seed=seed, shrink=shrink),
                              "hypothesis", seed, shrink, exhausted=lambda: False)
     scheduler = make_scheduler(strategy, seed=seed, depth=depth, max_preemptions=max_preemptions)
     if isinstance(scheduler, DFSScheduler):

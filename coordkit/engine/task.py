@@ -12,14 +12,19 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import greenlet
 
 from coordkit.engine.points import Point, Step
 
-if TYPE_CHECKING:
-    from coordkit.engine.runtime import Execution
+
+class Parker(Protocol):
+    """What a WaitQueue needs of the runtime (``runtime.Execution`` is one)."""
+
+    def block(self, queue: WaitQueue | None, what: str, deadline: float | None = None) -> bool: ...
+
+    def wake(self, task: Task, timed_out: bool = False) -> None: ...
 
 __all__ = [
     "BLOCKED", "FINISHED", "RUNNABLE", "Clock", "Kill", "Names", "Task", "TaskGreenlet", "WaitQueue",
@@ -52,7 +57,7 @@ class TaskGreenlet(greenlet.greenlet):
     """A greenlet that runs one controlled thread."""
 
     task: Task
-    task_execution: Execution
+    task_execution: Any  # the Execution it belongs to
 
 
 @dataclass(eq=False, slots=True)
@@ -114,16 +119,16 @@ class WaitQueue(list):
 
     __slots__ = ()
 
-    def park(self, ex: Execution, what: str, deadline: float | None = None) -> bool:
+    def park(self, ex: Parker, what: str, deadline: float | None = None) -> bool:
         """Park the running thread until unparked (True) or ``deadline`` passes (False)."""
         return ex.block(self, what, deadline)
 
-    def unpark(self, ex: Execution, n: int = 1) -> None:
+    def unpark(self, ex: Parker, n: int = 1) -> None:
         """Make the first ``n`` parked threads runnable."""
         for task in self[:n]:
             ex.wake(task)
 
-    def unpark_all(self, ex: Execution) -> None:
+    def unpark_all(self, ex: Parker) -> None:
         for task in list(self):
             ex.wake(task)
 

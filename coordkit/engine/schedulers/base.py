@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from coordkit.engine.points import Point
-    from coordkit.engine.run import Run
 
-__all__ = ["PRUNE", "Scheduler"]
+__all__ = ["PRUNE", "FinishedRun", "Scheduler"]
 
 # Returned by ``choose`` to abandon a run that can only repeat explored work.
 PRUNE = -1
+
+
+class FinishedRun(Protocol):
+    """What a scheduler sees of a run that ended (``run.Run`` is one)."""
+
+    failure: Any  # what went wrong, or None
+    steps: int  # scheduling points reached
+    choices: list[tuple[int, int]]  # (enabled threads, index chosen) per choice point
 
 
 class Scheduler:
@@ -31,7 +38,7 @@ class Scheduler:
     def choose(self, point: Point, enabled: list[Point]) -> int:
         raise NotImplementedError
 
-    def end(self, run: Run) -> None:
+    def end(self, run: FinishedRun) -> None:
         """The run ended (passed, failed or was pruned)."""
 
     @property

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from coordkit.engine.points import Point
-from coordkit.engine.schedulers.base import PRUNE, Scheduler
+from coordkit.engine.schedulers.base import PRUNE, FinishedRun, Scheduler
 from coordkit.errors import TraceDivergedError
-
-if TYPE_CHECKING:
-    from coordkit.engine.run import Run
 
 __all__ = ["DFSScheduler"]
 
@@ -141,7 +137,7 @@ class DFSScheduler(Scheduler):
                 asleep.add(tid)
         return frozenset(asleep)
 
-    def end(self, run: Run) -> None:
+    def end(self, run: FinishedRun) -> None:
         # Drop nodes deeper than this run reached, then backtrack to the deepest
         # node with an allowed alternative.
         del self._path[self._depth :]

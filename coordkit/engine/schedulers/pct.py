@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import math
 import random
-from typing import TYPE_CHECKING
 
 from coordkit.engine.points import Point
-from coordkit.engine.schedulers.base import Scheduler
-
-if TYPE_CHECKING:
-    from coordkit.engine.run import Run
+from coordkit.engine.schedulers.base import FinishedRun, Scheduler
 
 __all__ = ["PCTScheduler"]
 
@@ -66,5 +62,5 @@ class PCTScheduler(Scheduler):
                 best, best_p = i, prio
         return best
 
-    def end(self, run: Run) -> None:
+    def end(self, run: FinishedRun) -> None:
         self._max_steps_seen = max(self._max_steps_seen, run.steps)

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from coordkit.engine.points import Point
-from coordkit.engine.schedulers.base import Scheduler
+from coordkit.engine.schedulers.base import FinishedRun, Scheduler
 from coordkit.errors import TraceDivergedError
-
-if TYPE_CHECKING:
-    from coordkit.engine.run import Run
 
 __all__ = ["ReplayScheduler"]
 
@@ -74,7 +71,7 @@ class ReplayScheduler(Scheduler):
         # A non-zero choice stays a switch (never wraps to 0, which means "keep going").
         return c if c < n else 1 + (c - 1) % (n - 1)
 
-    def end(self, run: Run) -> None:
+    def end(self, run: FinishedRun) -> None:
         """Strict: a run that ends (passing or failing) before the trace does not fit it."""
         if self.strict and self._k < len(self._choices):
             how = "ended" if run.failure is None else f"failed ({run.failure.kind}: {run.failure.message})"
