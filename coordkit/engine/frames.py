@@ -27,14 +27,18 @@ _MACHINERY = _INTERNALS | frozenset(
     [os.path.join(_ENGINE_DIR, name) for name in ("search.py", "report.py")]
     + [os.path.join(_PACKAGE_DIR, name) for name in (
         "sync.py", "_waiting.py", "interleavings.py", "queues.py", "coordinator.py",
-        "queue_runner.py", "pipeline.py",
+        "queue_runner.py",
     )]
 )
 _LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py")
 
 
+# Primitives that are packages: every file in them is machinery.
+_MACHINERY_DIRS = tuple(os.path.join(_PACKAGE_DIR, name) + os.sep for name in ("queues", "pipeline"))
+
+
 def _is_machinery(filename: str) -> bool:
-    return filename in _MACHINERY or filename.startswith(_PACKAGE_DIR + os.sep + "queues" + os.sep)
+    return filename in _MACHINERY or filename.startswith(_MACHINERY_DIRS)
 
 
 def user_frame(frame: Any) -> Any:
