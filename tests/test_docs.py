@@ -190,6 +190,12 @@ def test_tutorial_page_runs(page: Path, tmp_path: Path):
     )
 
 
+@pytest.mark.skipif(
+    sys.version_info < (3, 11),
+    reason="the documentation toolchain (pymdown-extensions 13, which current mkdocstrings "
+           "calls) needs Python 3.11+; on 3.10 pip resolves an older one that breaks the build. "
+           "The site is built, and this test runs, on 3.11+ (CI's interpreter)",
+)
 def test_docs_build_strict(tmp_path: Path):
     if importlib.util.find_spec("mkdocs") is None:
         pytest.skip("mkdocs is not installed (pip install '.[test]' brings mkdocs-material and mkdocstrings)")
