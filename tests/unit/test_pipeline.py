@@ -16,6 +16,7 @@ import logging
 import threading
 
 import pytest
+from pipeline_support import controlled, drain, explored
 
 import coordkit
 from coordkit import (
@@ -27,7 +28,6 @@ from coordkit import (
     PaddingFIFOQueue,
     RandomShuffleQueue,
     batch,
-    explore,
     input_producer,
     limit_epochs,
     queue_runner_scope,
@@ -65,42 +65,6 @@ def fresh_registry():
     """Every test builds its pipelines in a fresh registry (RUNNER-12)."""
     with queue_runner_scope() as registry:
         yield registry
-
-
-def controlled(fn, **options):
-    """Run `fn` once under the controlled scheduler, in a fresh registry; return its result."""
-    box = []
-
-    def body():
-        with queue_runner_scope():
-            box.append(fn())
-
-    options.setdefault("max_steps", 200_000)
-    coordkit.replay(body, [], **options)
-    return box[0]
-
-
-def explored(fn, max_schedules=60, **options):
-    """Run `fn` (which asserts) under many schedules; fail with the replayable report."""
-
-    def body():
-        with queue_runner_scope():
-            fn()
-
-    options.setdefault("max_steps", 200_000)
-    result = explore(body, max_schedules=max_schedules, seed=1, **options)
-    assert result.failure is None, str(result.failure)
-    return result
-
-
-def drain(op):
-    """Call `op` until it raises OutOfRangeError; return the values."""
-    out = []
-    while True:
-        try:
-            out.append(op())
-        except OutOfRangeError:
-            return out
 
 
 def monitored(op):

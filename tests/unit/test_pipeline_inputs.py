@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import itertools
 
+import pipeline_support
 import pytest
+from pipeline_support import controlled, drain
 
 import coordkit
 from coordkit import (
@@ -30,7 +32,6 @@ from coordkit import (
     OutOfRangeError,
     PaddingFIFOQueue,
     RandomShuffleQueue,
-    explore,
     queue_runner_scope,
     start_queue_runners,
 )
@@ -106,40 +107,9 @@ def fresh_registry():
         yield registry
 
 
-def controlled(fn, **options):
-    """Run `fn` once under the controlled scheduler, in a fresh registry; return its result."""
-    box = []
-
-    def body():
-        with queue_runner_scope():
-            box.append(fn())
-
-    options.setdefault("max_steps", 300_000)
-    coordkit.replay(body, [], **options)
-    return box[0]
-
-
 def explored(fn, max_schedules=40, **options):
-    """Run `fn` (which asserts) under many schedules; fail with the replayable report."""
-
-    def body():
-        with queue_runner_scope():
-            fn()
-
-    options.setdefault("max_steps", 300_000)
-    result = explore(body, max_schedules=max_schedules, seed=1, **options)
-    assert result.failure is None, str(result.failure)
-    return result
-
-
-def drain(op):
-    """Call `op` until it raises OutOfRangeError; return the values."""
-    out = []
-    while True:
-        try:
-            out.append(op())
-        except OutOfRangeError:
-            return out
+    """Run `fn` (which asserts) under 40 schedules unless told otherwise."""
+    return pipeline_support.explored(fn, max_schedules, **options)
 
 
 def run_all(op):
