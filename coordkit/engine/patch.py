@@ -15,6 +15,7 @@ import _thread
 import _threading_local
 import functools
 import itertools
+import os
 import queue as _queue
 import sys
 import threading
@@ -118,7 +119,10 @@ _DUMMIES: list[threading.Thread] = []
 
 def _start_new_thread(function: Any, args: Any, kwargs: Any = None) -> int:
     """``_thread.start_new_thread``: inside a run, a controlled daemon thread (the
-    interpreter does not wait for these at exit) whose ``SystemExit`` ends it quietly."""
+    interpreter does not wait for these at exit).  As for a real one, a ``SystemExit``
+    ends it quietly, another exception goes to ``sys.unraisablehook`` if the program
+    installed one ("Exception ignored in thread started by"), and the thread lets go of
+    the function and its arguments when it ends."""
     ex = current_execution()
     if ex is None:
         if kwargs is None:
@@ -130,18 +134,54 @@ def _start_new_thread(function: Any, args: Any, kwargs: Any = None) -> int:
         raise TypeError("2nd arg must be a tuple")
     if kwargs is not None and not isinstance(kwargs, dict):
         raise TypeError("optional 3rd arg must be a dictionary")
+    call = [function, args, kwargs or {}]
 
     def body() -> None:
+        function, args, kwargs = call
+        call.clear()
         try:
-            function(*args, **(kwargs or {}))
+            function(*args, **kwargs)
         except SystemExit:
             pass
+        except Kill:
+            raise
+        except BaseException as exc:
+            hook = sys.unraisablehook
+            if getattr(hook, "__func__", None) is not StdlibPatch._drop_kills:  # the program's
+                hook(_unraisable_args(type(exc), exc, exc.__traceback__,
+                                      "Exception ignored in thread started by", function))
+            raise
+        finally:
+            del function, args, kwargs
 
     body._ck_foreign = True  # type: ignore[attr-defined]
     ex.point("start", f"T{len(ex.tasks)}")
     name = getattr(function, "__qualname__", None) or type(function).__name__
     task = ex.spawn(body, f"_thread({name})", daemon=True)
     return _CONTROLLED_IDENT_BASE + task.tid
+
+
+_UNRAISABLE_ARGS: list[type] = []
+
+
+def _unraisable_args(*fields: Any) -> Any:
+    """A ``sys.UnraisableHookArgs`` (the type is not exposed by ``sys``: the first call
+    learns it from one unraisable exception, caught by a hook of its own)."""
+    if not _UNRAISABLE_ARGS:
+        seen: list[Any] = []
+        saved = sys.unraisablehook
+        sys.unraisablehook = seen.append
+
+        class _Raises:
+            def __del__(self) -> None:
+                raise RuntimeError
+
+        try:
+            _Raises()
+        finally:
+            sys.unraisablehook = saved
+        _UNRAISABLE_ARGS.append(type(seen[0]))
+    return _UNRAISABLE_ARGS[0](fields)
 
 
 def _foreign(task: Task) -> bool:
@@ -269,16 +309,53 @@ def _importing() -> bool:
     return False
 
 
-def _factory(real: Any, shim: str) -> Callable[..., Any]:
-    def make(*args: Any, **kwargs: Any) -> Any:
+class _Factory:
+    """A patched name such as ``threading.Event`` while a run is active.
+
+    Calling it makes the controlled object for a controlled thread, and the real one for
+    anyone else and for a module being imported.  Where the real name is a class, it
+    stands in for that class too: ``isinstance`` accepts the real objects and the
+    controlled ones, and a class that subclasses it subclasses the real class (so its
+    instances are real ones: SCHED-4).
+    """
+
+    def __init__(self, real: Any, shim: str) -> None:
+        self._real = real
+        self._shim = shim
+        self.__name__ = self.__qualname__ = shim
+        self.__doc__ = real.__doc__
+        self.__wrapped__ = real
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         ex = current_execution()
         if ex is None or _importing():
-            return real(*args, **kwargs)
-        return getattr(ex.shims, shim)(*args, **kwargs)
+            return self._real(*args, **kwargs)
+        return getattr(ex.shims, self._shim)(*args, **kwargs)
 
-    make.__name__ = shim
-    make.__qualname__ = shim
-    return make
+    def __repr__(self) -> str:
+        return f"<coordkit's stand-in for {self._real!r} while a controlled run is active>"
+
+    def _real_class(self, what: str) -> type:
+        if not isinstance(self._real, type):
+            raise TypeError(f"{self._shim} is a function in the standard library, not a class: "
+                            f"{what} is not possible")
+        return self._real
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        return isinstance(obj, (self._real_class("isinstance()"), getattr(shims, self._shim, ())))
+
+    def __subclasscheck__(self, cls: Any) -> bool:
+        return issubclass(cls, (self._real_class("issubclass()"), getattr(shims, self._shim, ())))
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
+        return (self._real_class("subclassing it"),)
+
+    def __getitem__(self, item: Any) -> Any:
+        return self._real_class("subscripting it")[item]
+
+
+def _factory(real: Any, shim: str) -> Callable[..., Any]:
+    return _Factory(real, shim)
 
 
 def _clocked(real: Callable[[], Any], read: Callable[[Any], Any]) -> Callable[[], Any]:
@@ -313,6 +390,19 @@ def _current_thread_deprecated() -> threading.Thread:
     warnings.warn("currentThread() is deprecated, use current_thread() instead",
                   DeprecationWarning, stacklevel=2)
     return _current_thread()
+
+
+def _no_fork(real: Callable[[], Any]) -> Callable[[], Any]:
+    def fork() -> Any:
+        if current_execution() is not None:
+            raise RuntimeError(
+                f"os.{real.__name__}() inside a controlled run: the child would copy the run "
+                "half-way through (every controlled thread lives on one OS thread), and no "
+                "scheduler runs it; fork outside the run, or use subprocess (fork+exec)")
+        return real()
+
+    fork.__name__ = real.__name__
+    return fork
 
 
 _real_get_ident = _thread.get_ident
@@ -398,6 +488,8 @@ _PATCHES: list[tuple[Any, str, Any]] = [
     (_thread, "get_ident", _get_ident),
     (_thread, "get_native_id", _get_native_id),
     (_thread, "_count", _count),
+    # A process copied half-way through a run cannot be controlled: refused at the call.
+    *[(os, name, _no_fork(getattr(os, name))) for name in ("fork", "forkpty") if hasattr(os, name)],
     (_queue, "SimpleQueue", _factory(_queue.SimpleQueue, "SimpleQueue")),
     (_queue, "time", _clocked(sync.real_monotonic, lambda c: c.monotonic())),
     (_time, "sleep", _sleep),

@@ -424,7 +424,9 @@ class Semaphore:
         self._check_release(n)
         self._value += n
         if self._waiters:
-            self._waiters.unpark_all(ex)
+            # As threading.Semaphore's notify(n): the n longest waiting are woken (a thread
+            # that has not waited may still take the value first; then one waits again).
+            self._waiters.unpark(ex, n)
 
     def _check_release(self, n: int) -> None:
         pass
