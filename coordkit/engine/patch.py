@@ -156,7 +156,7 @@ def _start_new_thread(function: Any, args: Any, kwargs: Any = None) -> int:
 
     body._ck_foreign = True  # type: ignore[attr-defined]
     ex.point("start", f"T{len(ex.tasks)}")
-    name = getattr(function, "__qualname__", None) or type(function).__name__
+    name = getattr(function, "__name__", None) or type(function).__name__
     task = ex.spawn(body, f"_thread({name})", daemon=True)
     return _CONTROLLED_IDENT_BASE + task.tid
 

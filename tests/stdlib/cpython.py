@@ -181,12 +181,11 @@ def case_seed(*parts: str) -> int:
     return zlib.crc32(".".join(parts).encode())
 
 
-def explore_case(cls: type, method: str, strategy: str, *, schedules: int, seed: int,
-                 **options: Any) -> tuple[coordkit.ExploreResult, list[str]]:
-    """Run ``cls(method)`` (setUp, the test, tearDown, cleanups) as the program of
-    ``explore``.  Tests that draw from the global ``random`` (thread delays) draw the
-    same numbers in every run, so that a schedule replays; the caller's state is kept."""
-    skipped: list[str] = []
+def case_program(cls: type, method: str, seed: int, skipped: list[str]) -> Callable[[], None]:
+    """``cls(method)`` (setUp, the test, tearDown, cleanups) as a program for ``explore``
+    or ``replay``.  Tests that draw from the global ``random`` (thread delays) draw the
+    same numbers in every run, so that a schedule replays.  A test that skips itself
+    notes why in ``skipped``."""
 
     def program() -> None:
         random.seed(seed)
@@ -197,6 +196,14 @@ def explore_case(cls: type, method: str, strategy: str, *, schedules: int, seed:
             skipped.append(str(exc))
 
     program.__qualname__ = f"{cls.__name__}.{method}"
+    return program
+
+
+def explore_case(cls: type, method: str, strategy: str, *, schedules: int, seed: int,
+                 **options: Any) -> tuple[coordkit.ExploreResult, list[str]]:
+    """Explore ``cls(method)`` (``case_program``); the caller's ``random`` state is kept."""
+    skipped: list[str] = []
+    program = case_program(cls, method, seed, skipped)
     state = random.getstate()
     # CPython's tests expect logging as regrtest leaves it, unconfigured (a record with no
     # handler goes to stderr, which FutureTests checks): pytest's capture is set aside.
@@ -209,13 +216,3 @@ def explore_case(cls: type, method: str, strategy: str, *, schedules: int, seed:
         root.handlers = handlers
         random.setstate(state)
     return result, skipped
-
-
-def table(suite: Suite, passed: Callable[[str, str], bool] | None = None) -> list[tuple[str, int, int, int]]:
-    """(class, tests, run, skipped) per class: the numbers of the closing table."""
-    rows = []
-    for cls_name in suite.classes:
-        methods = suite.methods(cls_name)
-        skipped = sum(1 for m in methods if suite.skip_reason(cls_name, m))
-        rows.append((cls_name, len(methods), len(methods) - skipped, skipped))
-    return rows
