@@ -47,10 +47,10 @@ if SCHEDULES < 1:
     raise ValueError(f"COORDKIT_CPYTHON_SCHEDULES must be >= 1; got {SCHEDULES}")
 
 # Reasons shared by many skips.
-FORK = "forks the process: a controlled run is one process and cannot fork (SCHED-4)"
+FORK = "forks the process: a controlled run is one process and cannot fork (SCHED-4h)"
 CHILD = ("runs a child interpreter (script_helper/subprocess): its threads are not this "
-         "process's, and no scheduler of this process runs them (SCHED-4)")
-SUBINTERP = "runs a subinterpreter, whose threads no scheduler of this interpreter runs (SCHED-4)"
+         "process's, and no scheduler of this process runs them (SCHED-4h)")
+SUBINTERP = "runs a subinterpreter, whose threads no scheduler of this interpreter runs (SCHED-4h)"
 
 
 def _debian_testsuite() -> Path | None:

@@ -8,15 +8,19 @@ test checks; everything else runs.
 from __future__ import annotations
 
 import _thread
+import importlib
+import pkgutil
 import queue
 import threading
 
 from tests.stdlib.cpython import CHILD, FORK, SUBINTERP, Suite, concrete, cpython_test_module, late
 
+SIGNALS = ("signals: interrupt_main() signals the OS main thread, and signal handlers cannot be "
+           "installed inside a run (SCHED-4i)")
 FINALIZERS = ("puts from __del__ of cycles the cyclic GC collects at arbitrary allocation "
               "points: when the collector runs is not a scheduling decision, and a "
               "finalizer's put would be a scheduling point inside whatever it interrupted, "
-              "the scheduler's own bookkeeping included (SCHED-4)")
+              "the scheduler's own bookkeeping included (SCHED-4j)")
 
 
 def lock_suite() -> Suite | str:
@@ -67,7 +71,7 @@ def queue_suite() -> Suite | str:
         return tq
     # test_queue runs each class twice, over two fresh copies of the queue module (pure
     # Python, and with the C _queue); the copies are made with import_fresh_module and are
-    # not in sys.modules, so a run cannot patch their names (SCHED-4).  The running
+    # not in sys.modules, so a run cannot patch their names (SCHED-4d).  The running
     # ``queue`` module is both: Queue & co. are its pure-Python classes, SimpleQueue its C
     # one (controlled), _PySimpleQueue the pure-Python one.
     classes = {
@@ -139,15 +143,15 @@ def threading_suite() -> Suite | str:
         ("ThreadTests", "test_PyThreadState_SetAsyncExc"):
             "raises an exception asynchronously in an OS thread (ctypes "
             "PyThreadState_SetAsyncExc): the controlled threads share one OS thread, and "
-            "fn's ident is the caller's (SCHED-4)",
+            "fn's ident is the caller's (SCHED-4k)",
         ("ThreadTests", "test_limbo_cleanup"):
             "replaces threading._start_new_thread and checks threading._limbo: a "
-            "controlled Thread.start calls neither (SCHED-4)",
+            "controlled Thread.start calls neither (SCHED-4d)",
         ("ThreadTests", "test_tstate_lock"): tstate,
         ("ThreadTests", "test_shutdown_locks"): tstate,
         ("ThreadTests", "test_frame_tstate_tracing"):
             "creates a generator in a C thread (_testcapi.call_in_temporary_c_thread): "
-            "a thread no scheduler runs (SCHED-4)",
+            "a thread no scheduler runs (SCHED-4k)",
         ("ThreadTests", "test_dummy_thread_after_fork"): FORK,
         ("ThreadTests", "test_is_alive_after_fork"): FORK,
         ("ThreadTests", "test_main_thread_after_fork"): FORK,
@@ -177,9 +181,9 @@ def threading_suite() -> Suite | str:
             "checks threading.__all__ against the module's own definitions; during a run "
             "threading's factories are coordkit's (SCHED-3), defined in another module",
         # InterruptMainTests
-        ("InterruptMainTests", "*"):
-            "signals: interrupt_main() signals the OS main thread, and signal handlers "
-            "cannot be installed inside a run (SCHED-4)",
+        **{("InterruptMainTests", name): SIGNALS for name in (
+            "test_interrupt_main_subthread", "test_interrupt_main_mainthread",
+            "test_interrupt_main_with_signal_handler", "test_interrupt_main_noerror")},
         ("InterruptMainTests", "test_can_interrupt_tight_loops"):
             "busy-waits on a plain list with no scheduling point in the loop: at the default "
             "granularity nothing preempts it (SCHED-2), and granularity='line' does not trace "
@@ -196,7 +200,7 @@ def threading_suite() -> Suite | str:
             "LockTests, PyRLockTests, CRLockTests, EventTests, ConditionAsRLockTests, "
             "ConditionTests, SemaphoreTests, BoundedSemaphoreTests, BarrierTests":
                 "lock_tests' classes: run in the lock_tests table (PyRLock and CRLock are "
-                "threading's private _PyRLock/_CRLock, bound at its import: SCHED-4)",
+                "threading's private _PyRLock/_CRLock, bound at its import: SCHED-4d)",
         },
     )
 
@@ -209,7 +213,8 @@ def futures_suite() -> Suite | str:
     names = ["ThreadPoolShutdownTest", "ThreadPoolWaitTests", "ThreadPoolAsCompletedTest",
              "ThreadPoolExecutorTest", "ThreadPoolInitializerTest",
              "ThreadPoolFailingInitializerTest", "FutureTests"]
-    classes = {name: concrete(name, getattr(cf, name)) for name in names if hasattr(cf, name)}
+    found = _classes_in(cf, names)
+    classes = {name: concrete(name, found[name]) for name in names if name in found}
     return Suite(
         module="test_concurrent_futures",
         classes=classes,
@@ -232,8 +237,19 @@ def futures_suite() -> Suite | str:
                 "result before it releases the idle semaphore: preempted in between, the next "
                 "submit starts a second worker (test_timing_assumptions.py replays it)",
         },
-        not_run={"ProcessPool*": "process pools: other processes, not threads (SCHED-4)"},
+        not_run={"ProcessPool*": "process pools: other processes, not threads (SCHED-4h)"},
     )
+
+
+def _classes_in(module, names: list[str]) -> dict[str, type]:
+    """``names`` found in ``module``, or in its ``test_*`` submodules where it is a package
+    (test_concurrent_futures became one in 3.12)."""
+    found = {name: getattr(module, name) for name in names if hasattr(module, name)}
+    for info in pkgutil.iter_modules(getattr(module, "__path__", [])):
+        if info.name.startswith("test_") and len(found) < len(names):
+            sub = importlib.import_module(f"{module.__name__}.{info.name}")
+            found.update({name: getattr(sub, name) for name in names if hasattr(sub, name)})
+    return found
 
 
 SUITES = {

@@ -2,7 +2,7 @@
 map, shutdown with wait and cancel_futures, initializers), wait, as_completed and Future.
 
 Every test method runs as the program of ``coordkit.explore`` under random and PCT
-schedules (SCHED-2, SCHED-3, SCHED-6; ``tests/stdlib/cpython.py`` says how).
+schedules (SCHED-21; SCHED-2, SCHED-3, SCHED-6; ``tests/stdlib/cpython.py`` says how).
 """
 
 from __future__ import annotations

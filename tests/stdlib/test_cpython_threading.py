@@ -2,7 +2,7 @@
 (start, join, names, idents, daemons, excepthook, Timer) under the scheduler.
 
 Every test method runs as the program of ``coordkit.explore`` under random and PCT
-schedules (SCHED-2, SCHED-3, SCHED-6; ``tests/stdlib/cpython.py`` says how).
+schedules (SCHED-21; SCHED-2, SCHED-3, SCHED-6; ``tests/stdlib/cpython.py`` says how).
 """
 
 from __future__ import annotations
