@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coordkit.engine.frames import user_stack, where, without_engine_frames
-from coordkit.engine.task import BLOCKED, Task, WatchdogTimeout
+from coordkit.engine.task import BLOCKED, FINISHED, RUNNABLE, Task, WatchdogTimeout
 from coordkit.errors import FailureKind
 
 __all__ = [
@@ -66,15 +66,33 @@ def deadlock_failure(tasks: list[Task], running: Task | None, running_frame: Any
     )
 
 
-def step_limit_failure(max_steps: int, task: Task, kind: str, obj: str) -> Failure:
+def step_limit_failure(step_limit: int, max_steps: int, tasks: list[Task], task: Task, kind: str,
+                       obj: str) -> Failure:
+    """The step budget ran out: say how it was made, which threads were alive, and what each
+    did last (its last scheduling point, and where in the user's code)."""
+    started = len(tasks)
+    budget = f"{step_limit} scheduling steps"
+    if step_limit == max_steps * started:
+        budget += f" (max_steps={max_steps} for each of the {started} thread(s) it started)"
+    here = sys._getframe(1)
+    rows = []
+    for t in tasks:
+        if t.state is FINISHED:
+            continue
+        frame = here if t is task else (t.glet.gr_frame if t.glet is not None else None)
+        state = ("stopped here" if t is task else "runnable" if t.state is RUNNABLE
+                 else f"blocked on {t.waiting_on}")
+        rows.append(f"  {t.label} {t.name!r} ({state}): last did {t.pt.op} {t.pt.obj}".rstrip()
+                    + f" at step {t.pt.step}, {where(frame)}")
     return Failure(
         FailureKind.STEP_LIMIT,
-        f"the run took more than {max_steps} scheduling steps "
-        "(a livelock, or raise max_steps); at the last one "
-        f"{task.label} {task.name!r} was at {kind} {obj} "
-        f"in {where(sys._getframe(1))}"
-        " (a thread that polls without ever blocking keeps a run going)",
+        f"the run took more than {budget} without ending: threads that keep running without "
+        "making progress (a livelock, or a poll that never succeeds), or a run longer than "
+        f"the budget (raise max_steps). At the last step {task.label} {task.name!r} was at "
+        f"{f'{kind} {obj}'.rstrip()} in {where(here)}",
         thread=task.name,
+        details=f"{len(rows)} thread(s) alive when the budget ran out, and what each did last:\n"
+                + "\n".join(rows) + "\n",
     )
 
 

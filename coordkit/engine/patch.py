@@ -1,10 +1,12 @@
 """Patching the stdlib so that unmodified code runs under the controlled scheduler.
 
-While a controlled run is active, ``threading.Lock`` & co., ``queue.SimpleQueue``
-and the ``time`` functions are replaced by factories that give the shims to
-controlled threads and the real objects to everyone else (the test runner's own
-threads keep working).  ``threading.Thread.start/join/is_alive`` are replaced once
-and for good: for a thread never started under control they are the originals.
+While a controlled run is active, ``threading.Lock`` & co., ``queue.SimpleQueue``,
+the ``time`` functions and ``_thread``'s own names (``start_new_thread``,
+``allocate_lock``, ``LockType``, ``RLock``, ``get_ident``, ``_count``) are replaced by
+factories that give the shims to controlled threads and the real objects to
+everyone else (the test runner's own threads keep working).
+``threading.Thread.start/join/is_alive`` are replaced once and for good: for a
+thread never started under control they are the originals.
 """
 
 from __future__ import annotations
@@ -13,16 +15,19 @@ import _thread
 import _threading_local
 import functools
 import itertools
+import os
 import queue as _queue
 import sys
 import threading
 import time as _time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from coordkit import sync
-from coordkit.engine.runtime import current_execution
-from coordkit.engine.task import FINISHED, Kill, WaitQueue
+from coordkit.engine import shims
+from coordkit.engine.runtime import Execution, current_execution
+from coordkit.engine.task import FINISHED, Kill, Task, WaitQueue, call_excepthook, check_timeout
 
 __all__ = ["StdlibPatch", "fresh_thread_names", "install_thread_hooks", "restore_thread_names"]
 
@@ -31,7 +36,17 @@ __all__ = ["StdlibPatch", "fresh_thread_names", "install_thread_hooks", "restore
 _orig_start = threading.Thread.start
 _orig_join = threading.Thread.join
 _orig_is_alive = threading.Thread.is_alive
-_CONTROLLED_IDENT_BASE = 1 << 40
+_CONTROLLED_IDENT_BASE = shims._CONTROLLED_IDENT_BASE
+
+
+def _mark_started(thread: threading.Thread) -> None:
+    """Set a thread's ``_started`` Event without a scheduling point of its own (it is part
+    of the start's step); a thread made before the run has a real one."""
+    started = thread._started  # type: ignore[attr-defined]
+    if isinstance(started, shims.Event):
+        started._flag = True
+    else:
+        started.set()
 
 
 def _thread_start(self: threading.Thread) -> None:
@@ -44,9 +59,26 @@ def _thread_start(self: threading.Thread) -> None:
     if self.__dict__.get("_ck_task") is not None:
         raise RuntimeError("threads can only be started once")
     ex.point("start", f"T{len(ex.tasks)}")  # the thread about to be made
-    task = ex.spawn(self.run, self.name, self.daemon, thread=self)
+    task = ex.spawn(functools.partial(_thread_body, ex, self), self.name, self.daemon, thread=self)
     self._ck_task = task  # type: ignore[attr-defined]
-    self._ident = _CONTROLLED_IDENT_BASE + task.tid  # type: ignore[attr-defined]
+    # What Thread._bootstrap_inner sets before run(): identity, "started" (so that a
+    # started thread cannot be made a daemon, and its repr says "started").
+    self._ident = self._native_id = _CONTROLLED_IDENT_BASE + task.tid  # type: ignore[attr-defined]
+    _mark_started(self)
+
+
+def _thread_body(ex: Execution, thread: threading.Thread) -> None:
+    """A controlled thread's life, as ``Thread._bootstrap_inner`` runs it: ``run()``; a
+    ``SystemExit`` ends the thread quietly (the default excepthook ignores it; a hook the
+    program installed is called); at the end the thread is stopped (its repr says so)."""
+    try:
+        thread.run()
+    except SystemExit as exc:
+        task = ex.current
+        if task is not None and threading.excepthook is not ex._outer_excepthook:
+            call_excepthook(task, exc)
+    finally:
+        thread._is_stopped = True  # type: ignore[attr-defined]
 
 
 def _thread_join(self: threading.Thread, timeout: float | None = None) -> None:
@@ -74,6 +106,147 @@ def _thread_is_alive(self: threading.Thread) -> bool:
     if ex is not None:
         ex.point("is_alive", task.label)
     return task.state is not FINISHED
+
+
+# -- _thread: threads without a Thread object ----------------------------------
+
+_real_start_new_thread = _thread.start_new_thread
+_real_count = _thread._count  # type: ignore[attr-defined]
+# _DummyThread objects made for controlled threads and entered in threading._active, as
+# current_thread() does for a foreign thread; removed when the exploration ends.
+_DUMMIES: list[threading.Thread] = []
+
+
+def _start_new_thread(function: Any, args: Any, kwargs: Any = None) -> int:
+    """``_thread.start_new_thread``: inside a run, a controlled daemon thread (the
+    interpreter does not wait for these at exit).  As for a real one, a ``SystemExit``
+    ends it quietly, another exception goes to ``sys.unraisablehook`` if the program
+    installed one ("Exception ignored in thread started by"), and the thread lets go of
+    the function and its arguments when it ends."""
+    ex = current_execution()
+    if ex is None:
+        if kwargs is None:
+            return _real_start_new_thread(function, args)
+        return _real_start_new_thread(function, args, kwargs)
+    if not callable(function):
+        raise TypeError("first arg must be callable")
+    if not isinstance(args, tuple):
+        raise TypeError("2nd arg must be a tuple")
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise TypeError("optional 3rd arg must be a dictionary")
+    call = [function, args, kwargs or {}]
+
+    def body() -> None:
+        function, args, kwargs = call
+        call.clear()
+        try:
+            function(*args, **kwargs)
+        except SystemExit:
+            pass
+        except Kill:
+            raise
+        except BaseException as exc:
+            hook = sys.unraisablehook
+            if getattr(hook, "__func__", None) is not StdlibPatch._drop_kills:  # the program's
+                hook(_unraisable_args(type(exc), exc, exc.__traceback__,
+                                      "Exception ignored in thread started by", function))
+            raise
+        finally:
+            del function, args, kwargs
+
+    body._ck_foreign = True  # type: ignore[attr-defined]
+    ex.point("start", f"T{len(ex.tasks)}")
+    name = getattr(function, "__name__", None) or type(function).__name__
+    task = ex.spawn(body, f"_thread({name})", daemon=True)
+    return _CONTROLLED_IDENT_BASE + task.tid
+
+
+_UNRAISABLE_ARGS: list[type] = []
+
+
+def _unraisable_args(*fields: Any) -> Any:
+    """A ``sys.UnraisableHookArgs`` (the type is not exposed by ``sys``: the first call
+    learns it from one unraisable exception, caught by a hook of its own)."""
+    if not _UNRAISABLE_ARGS:
+        seen: list[Any] = []
+        saved = sys.unraisablehook
+        sys.unraisablehook = seen.append
+
+        class _Raises:
+            def __del__(self) -> None:
+                raise RuntimeError
+
+        try:
+            _Raises()
+        finally:
+            sys.unraisablehook = saved
+        _UNRAISABLE_ARGS.append(type(seen[0]))
+    return _UNRAISABLE_ARGS[0](fields)
+
+
+def _foreign(task: Task) -> bool:
+    """Started by ``_thread.start_new_thread`` (and so without a ``Thread`` object)."""
+    return getattr(task.target, "_ck_foreign", False)
+
+
+def _count() -> int:
+    """``_thread._count``: inside a run, the run's threads still alive other than its first."""
+    ex = current_execution()
+    if ex is None:
+        return _real_count()
+    ex.point("active_count")
+    return sum(1 for t in ex.tasks[1:] if t.state is not FINISHED)
+
+
+def _dummy_thread(task: Task) -> threading.Thread:
+    """The ``_DummyThread`` that ``current_thread()`` makes for a thread started without a
+    ``Thread`` object: named ``Dummy-N``, a daemon, alive, entered in ``threading._active``."""
+    dummy = threading._DummyThread.__new__(threading._DummyThread)  # type: ignore[attr-defined]
+    threading.Thread.__init__(dummy, name=threading._newname("Dummy-%d"), daemon=True)  # type: ignore[attr-defined]
+    _mark_started(dummy)
+    dummy._ident = dummy._native_id = _CONTROLLED_IDENT_BASE + task.tid  # type: ignore[attr-defined]
+    with threading._active_limbo_lock:  # type: ignore[attr-defined]
+        threading._active[dummy._ident] = dummy  # type: ignore[attr-defined]
+    _DUMMIES.append(dummy)
+    task.thread = dummy
+    return dummy
+
+
+def _forget_dummies() -> None:
+    with threading._active_limbo_lock:  # type: ignore[attr-defined]
+        for dummy in _DUMMIES:
+            if threading._active.get(dummy._ident) is dummy:  # type: ignore[attr-defined]
+                del threading._active[dummy._ident]  # type: ignore[attr-defined]
+    _DUMMIES.clear()
+
+
+class _EitherType(type):
+    """A stand-in for a C type of ``_thread`` (``LockType``, ``RLock``) while a run is
+    active: ``isinstance`` accepts the real objects and the controlled ones, and calling
+    it inside a run makes a controlled object (where the real type can be called)."""
+
+    _ck_real: type
+    _ck_shim: type
+    _ck_make: str
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, (cls._ck_real, cls._ck_shim))
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        return issubclass(sub, (cls._ck_real, cls._ck_shim))
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        ex = current_execution()
+        if ex is None or _importing():
+            return cls._ck_real(*args, **kwargs)
+        cls._ck_real(*args, **kwargs)  # refused where the real type refuses (3.11's LockType)
+        return getattr(ex.shims, cls._ck_make)(*args, **kwargs)
+
+
+def _either(real: type, shim: type, make: str) -> type:
+    return _EitherType(real.__name__, (), {"_ck_real": real, "_ck_shim": shim, "_ck_make": make,
+                                           "__module__": real.__module__,
+                                           "__qualname__": real.__qualname__})
 
 
 def install_thread_hooks() -> None:
@@ -136,16 +309,53 @@ def _importing() -> bool:
     return False
 
 
-def _factory(real: Any, shim: str) -> Callable[..., Any]:
-    def make(*args: Any, **kwargs: Any) -> Any:
+class _Factory:
+    """A patched name such as ``threading.Event`` while a run is active.
+
+    Calling it makes the controlled object for a controlled thread, and the real one for
+    anyone else and for a module being imported.  Where the real name is a class, it
+    stands in for that class too: ``isinstance`` accepts the real objects and the
+    controlled ones, and a class that subclasses it subclasses the real class (so its
+    instances are real ones: SCHED-4).
+    """
+
+    def __init__(self, real: Any, shim: str) -> None:
+        self._real = real
+        self._shim = shim
+        self.__name__ = self.__qualname__ = shim
+        self.__doc__ = real.__doc__
+        self.__wrapped__ = real
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         ex = current_execution()
         if ex is None or _importing():
-            return real(*args, **kwargs)
-        return getattr(ex.shims, shim)(*args, **kwargs)
+            return self._real(*args, **kwargs)
+        return getattr(ex.shims, self._shim)(*args, **kwargs)
 
-    make.__name__ = shim
-    make.__qualname__ = shim
-    return make
+    def __repr__(self) -> str:
+        return f"<coordkit's stand-in for {self._real!r} while a controlled run is active>"
+
+    def _real_class(self, what: str) -> type:
+        if not isinstance(self._real, type):
+            raise TypeError(f"{self._shim} is a function in the standard library, not a class: "
+                            f"{what} is not possible")
+        return self._real
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        return isinstance(obj, (self._real_class("isinstance()"), getattr(shims, self._shim, ())))
+
+    def __subclasscheck__(self, cls: Any) -> bool:
+        return issubclass(cls, (self._real_class("issubclass()"), getattr(shims, self._shim, ())))
+
+    def __mro_entries__(self, bases: tuple[Any, ...]) -> tuple[type, ...]:
+        return (self._real_class("subclassing it"),)
+
+    def __getitem__(self, item: Any) -> Any:
+        return self._real_class("subscripting it")[item]
+
+
+def _factory(real: Any, shim: str) -> Callable[..., Any]:
+    return _Factory(real, shim)
 
 
 def _clocked(real: Callable[[], Any], read: Callable[[Any], Any]) -> Callable[[], Any]:
@@ -162,17 +372,50 @@ def _sleep(seconds: float) -> None:
     if ex is None:
         sync.real_sleep(seconds)
     else:
+        check_timeout(seconds)  # refused as time.sleep refuses it
         ex.sleep(seconds)
 
 
 def _current_thread() -> threading.Thread:
     ex = current_execution()
-    return sync.real_current_thread() if ex is None else ex.current_thread_object()
+    if ex is None:
+        return sync.real_current_thread()
+    task = ex.current
+    if task is not None and task.thread is None and _foreign(task):
+        return _dummy_thread(task)
+    return ex.current_thread_object()
+
+
+def _current_thread_deprecated() -> threading.Thread:
+    warnings.warn("currentThread() is deprecated, use current_thread() instead",
+                  DeprecationWarning, stacklevel=2)
+    return _current_thread()
+
+
+def _no_fork(real: Callable[[], Any]) -> Callable[[], Any]:
+    def fork() -> Any:
+        if current_execution() is not None:
+            raise RuntimeError(
+                f"os.{real.__name__}() inside a controlled run: the child would copy the run "
+                "half-way through (every controlled thread lives on one OS thread), and no "
+                "scheduler runs it; fork outside the run, or use subprocess (fork+exec)")
+        return real()
+
+    fork.__name__ = real.__name__
+    return fork
 
 
 _real_get_ident = _thread.get_ident
+_real_get_native_id = _thread.get_native_id
 _real_enumerate = threading.enumerate
 _real_active_count = threading.active_count
+
+
+def _live_threads(ex: Execution) -> list[threading.Thread]:
+    """The ``Thread`` objects of the run's live threads, main first; a thread started by
+    ``_thread.start_new_thread`` is among them once it has one (``current_thread()``)."""
+    return [ex._thread_object(t) for t in ex.tasks
+            if t.state is not FINISHED and (t.thread is not None or not _foreign(t))]
 
 
 def _enumerate() -> list[threading.Thread]:
@@ -180,7 +423,7 @@ def _enumerate() -> list[threading.Thread]:
     if ex is None:
         return _real_enumerate()
     ex.point("enumerate")
-    return ex.live_thread_objects()
+    return _live_threads(ex)
 
 
 def _active_count() -> int:
@@ -188,13 +431,32 @@ def _active_count() -> int:
     if ex is None:
         return _real_active_count()
     ex.point("active_count")
-    return len(ex.live_thread_objects())
+    return len(_live_threads(ex))
+
+
+def _active_count_deprecated() -> int:
+    warnings.warn("activeCount() is deprecated, use active_count() instead",
+                  DeprecationWarning, stacklevel=2)
+    return _active_count()
 
 
 def _get_ident() -> int:
     ex = current_execution()
-    if ex is None or ex.current is None or ex.current.tid == 0:
+    if ex is None or ex.current is None:
         return _real_get_ident()
+    if ex.current.tid == 0:  # fn itself runs as the caller's thread (SCHED-7)
+        ident = ex.current_thread_object().ident
+        return _real_get_ident() if ident is None else ident
+    return _CONTROLLED_IDENT_BASE + ex.current.tid
+
+
+def _get_native_id() -> int:
+    ex = current_execution()
+    if ex is None or ex.current is None:
+        return _real_get_native_id()
+    if ex.current.tid == 0:
+        native = ex.current_thread_object().native_id
+        return _real_get_native_id() if native is None else native
     return _CONTROLLED_IDENT_BASE + ex.current.tid
 
 
@@ -207,14 +469,27 @@ _PATCHES: list[tuple[Any, str, Any]] = [
     (threading, "BoundedSemaphore", _factory(sync.real_BoundedSemaphore, "BoundedSemaphore")),
     (threading, "Barrier", _factory(sync.real_Barrier, "Barrier")),
     (threading, "current_thread", _current_thread),
-    (threading, "currentThread", _current_thread),
+    (threading, "currentThread", _current_thread_deprecated),
     (threading, "get_ident", _get_ident),
+    (threading, "get_native_id", _get_native_id),
     # The C threading.local keys on the OS thread, which every controlled thread shares;
     # the pure-Python one keys on current_thread(), which the run answers per thread.
     (threading, "local", _threading_local.local),
     (threading, "enumerate", _enumerate),
     (threading, "active_count", _active_count),
-    (threading, "activeCount", _active_count),
+    (threading, "activeCount", _active_count_deprecated),
+    # _thread's own names: threads without a Thread object, and the C lock types.
+    (_thread, "start_new_thread", _start_new_thread),
+    (_thread, "start_new", _start_new_thread),
+    (_thread, "allocate_lock", _factory(_thread.allocate_lock, "Lock")),
+    (_thread, "allocate", _factory(_thread.allocate_lock, "Lock")),
+    (_thread, "LockType", _either(_thread.LockType, shims.Lock, "Lock")),
+    (_thread, "RLock", _either(_thread.RLock, shims.RLock, "RLock")),
+    (_thread, "get_ident", _get_ident),
+    (_thread, "get_native_id", _get_native_id),
+    (_thread, "_count", _count),
+    # A process copied half-way through a run cannot be controlled: refused at the call.
+    *[(os, name, _no_fork(getattr(os, name))) for name in ("fork", "forkpty") if hasattr(os, name)],
     (_queue, "SimpleQueue", _factory(_queue.SimpleQueue, "SimpleQueue")),
     (_queue, "time", _clocked(sync.real_monotonic, lambda c: c.monotonic())),
     (_time, "sleep", _sleep),
@@ -315,6 +590,7 @@ class StdlibPatch:
         if self._aliases is not None:
             self._aliases.__exit__()
         _forget_controlled_threads()
+        _forget_dummies()
         StdlibPatch._active = False
 
 

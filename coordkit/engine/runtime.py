@@ -57,7 +57,7 @@ from coordkit.engine.task import (
     call_excepthook,
     new_point,
 )
-from coordkit.engine.trace import CHOICES_PER_STEP
+from coordkit.engine.trace import CHOICES_PER_STEP, TRACE_THREADS
 
 __all__ = [
     "BLOCKED", "FINISHED", "RUNNABLE", "Event", "Execution", "Failure", "Kill", "QuietLoggers",
@@ -66,8 +66,10 @@ __all__ = [
 
 # Choice points in a row that one thread may keep the others waiting before it yields.
 FAIRNESS_BOUND = 1000
-# sleep(0)s in a row, with every other thread parked, after which the clock moves on.
+# Polls in a row (a sleep(0), a wait already due), with every other thread parked, after
+# which the clock moves on: to the earliest deadline, or by IDLE_TICK if there is none.
 IDLE_YIELDS_BEFORE_TIME_PASSES = 100
+IDLE_TICK = 1e-3
 # Loggers that report any BaseException a worker thread dies of, and so would report
 # the Kill that ends a run's leftover threads (ThreadPoolExecutor's "Exception in worker").
 _LOGGERS_THAT_REPORT_KILLS = ("concurrent.futures",)
@@ -149,7 +151,10 @@ class Execution:
     ) -> None:
         self.scheduler = scheduler
         self.tracer = tracer
+        # The step budget is per thread: every thread started adds max_steps to the run's
+        # step_limit, so a run of a hundred threads is not stopped as if it were a livelock.
         self.max_steps = max_steps
+        self.step_limit = 0
         self.record = record
         self.caller_thread = caller_thread
         self.fail_on_thread_exception = fail_on_thread_exception
@@ -187,8 +192,9 @@ class Execution:
 
     @property
     def max_choices(self) -> int:
-        """The most choice points a run may make: its trace must stay bounded by its budget."""
-        return CHOICES_PER_STEP * self.max_steps
+        """The most choice points a run may make: its trace must stay decodable, so the
+        bound grows with the step limit, up to what ``trace`` accepts for its budget."""
+        return CHOICES_PER_STEP * min(self.step_limit, self.max_steps * TRACE_THREADS)
 
     # -- the run's threads as the program sees them ------------------------
 
@@ -221,6 +227,7 @@ class Execution:
         glet.task_execution = self
         task.glet = glet
         self.tasks.append(task)
+        self.step_limit += self.max_steps
         if not daemon:
             self._nondaemon_alive += 1
         self._runnable += 1
@@ -355,8 +362,9 @@ class Execution:
         task.pt = new_point((task.tid, kind, obj, task.yielding, self.steps))
         if self.recorder is not None:
             self.recorder.point(task, self.clock.now)
-        if self.steps > self.max_steps:
-            self.terminate(step_limit_failure(self.max_steps, task, kind, obj))
+        if self.steps > self.step_limit:
+            self.terminate(step_limit_failure(self.step_limit, self.max_steps, self.tasks, task,
+                                              kind, obj))
         if self.invariant is not None:
             self._check_invariant(task)
         nxt = self._next(task)
@@ -501,6 +509,7 @@ class Execution:
         if deadline is not None and deadline <= self.clock.now:
             # Already due (a timeout of 0): a real wait returns at once. Parking would
             # let every other thread run first, and hide the schedules where it does not.
+            self._polled(task)
             return False
         task.state = BLOCKED
         self._runnable -= 1
@@ -551,10 +560,27 @@ class Execution:
             self.point("sleep")
         finally:
             task.yielding = False
-        if not any(t.state is RUNNABLE for t in self.tasks if t is not task):
-            # Alone, yielding in a loop: after a while, let the earliest deadline come
-            # (a single sleep(0) takes no time; a polling loop does).
-            self._idle_yields += 1
-            if self._idle_yields >= IDLE_YIELDS_BEFORE_TIME_PASSES:
-                self._idle_yields = 0
-                self._fire_earliest_deadline()
+        self._polled(task)
+
+    def _polled(self, task: Task) -> None:
+        """``task`` polled without waiting (a ``sleep(0)``, a wait already due).  Alone,
+        polling in a loop, it is spinning, and spinning takes time (a single poll takes
+        none): every ``IDLE_YIELDS_BEFORE_TIME_PASSES`` polls the clock moves on, by
+        ``IDLE_TICK`` the first time and twice as far each time after, and a deadline it
+        reaches comes.  So a deadline loop that waits with timeout 0 sees its deadline pass,
+        and sees it before a thread sleeping far longer wakes."""
+        if any(t.state is RUNNABLE for t in self.tasks if t is not task):
+            return
+        self._idle_yields += 1
+        rounds, rest = divmod(self._idle_yields, IDLE_YIELDS_BEFORE_TIME_PASSES)
+        if rest:
+            return
+        if self.open_ended:  # the Harness: only deadlines up to its horizon come
+            self._fire_earliest_deadline()
+            return
+        until = self.clock.now + IDLE_TICK * 2 ** min(rounds - 1, 40)
+        deadlines = [t.deadline for t in self.tasks if t.state is BLOCKED and t.deadline is not None]
+        if deadlines and min(deadlines) <= until:
+            self._fire_earliest_deadline()
+        else:
+            self.clock.now = until

@@ -67,8 +67,9 @@ def explore(
     strategy (``"pct"`` with bug depth ``depth``, ``"random"``, ``"dfs"``
     bounded by ``max_preemptions`` with sleep-set reduction, or
     ``"hypothesis"``).  A run fails when a thread raises, every live thread is
-    blocked (deadlock), it takes more than ``max_steps`` steps, or
-    ``invariant()`` (checked at every step) returns false or raises.  The
+    blocked (deadlock), it uses up its step budget (``max_steps`` scheduling
+    points for each thread it starts), or ``invariant()`` (checked at every
+    step) returns false or raises.  The
     first failure is shrunk to fewer preemptions and returned as
     ``result.failure``; ``result.failure.trace`` replays it with ``replay``.
 

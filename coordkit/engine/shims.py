@@ -8,6 +8,11 @@ unmodified code (``threading.Lock()``, ``queue.SimpleQueue()``) create these.
 
 A step's footprint gets the effects beyond its opening operation
 (``Execution.effect``): a ``Condition.wait`` also releases its lock.
+
+CPython's own ``Lib/test/lock_tests.py`` and ``test_queue.py`` run over these
+classes (``tests/stdlib``): reprs keep the stdlib's shape (the run's label where
+the address would be), every class takes weak references, and bad timeouts are
+refused with the stdlib's errors.
 """
 
 from __future__ import annotations
@@ -15,13 +20,14 @@ from __future__ import annotations
 import collections
 import queue as _queue
 import threading
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from greenlet import getcurrent as _getcurrent
 
 from coordkit import sync
-from coordkit.engine.task import TaskGreenlet, WaitQueue
+from coordkit.engine.task import TaskGreenlet, WaitQueue, check_timeout
 from coordkit.errors import UncontrolledUseError
 
 if TYPE_CHECKING:
@@ -40,6 +46,23 @@ __all__ = [
 ]
 
 
+# The real primitives a Condition cannot wait on inside a run: made outside it, they
+# block the OS thread every controlled thread shares (SCHED-4).
+_REAL_PRIMITIVES = (
+    type(sync.real_Lock()), type(sync.real_RLock()), threading._PyRLock,  # type: ignore[attr-defined]
+    sync.real_Condition, sync.real_Semaphore, sync.real_Event,
+)
+
+
+def _lock_timeout(blocking: Any, timeout: Any) -> None:
+    """The checks ``_thread.lock.acquire`` makes of a timeout other than -1, in its order."""
+    t = check_timeout(timeout)
+    if not blocking:
+        raise ValueError("can't specify a timeout for a non-blocking call")
+    if t < 0 and t != -1:
+        raise ValueError("timeout value must be positive")
+
+
 def _guard(ex: Execution, obj: Any) -> None:
     g = _getcurrent()  # current_execution(), inlined: this runs at every operation
     if type(g) is not TaskGreenlet or g.task_execution is not ex or ex.finished:
@@ -49,10 +72,21 @@ def _guard(ex: Execution, obj: Any) -> None:
         )
 
 
+def _read(ex: Execution, obj: Any, op: str) -> None:
+    """The scheduling point of an operation that only reads (``is_set``, ``locked``,
+    ``qsize``, ``empty``).  Once the run is over its objects hold their final state, and
+    reading it needs no scheduling (a ``Thread``'s repr after the run reads its Event)."""
+    g = _getcurrent()
+    if type(g) is TaskGreenlet and g.task_execution is ex and not ex.finished:
+        ex.point(op, obj._ck_label)
+    elif not ex.finished:
+        _guard(ex, obj)
+
+
 class Lock:
     """``threading.Lock`` under the controlled scheduler."""
 
-    __slots__ = ("_ck_label", "_ex", "_owner", "_waiters")
+    __slots__ = ("__weakref__", "_ck_label", "_ex", "_owner", "_waiters")
 
     def __init__(self, ex: Execution, kind: str = "Lock") -> None:
         self._ex = ex
@@ -62,14 +96,12 @@ class Lock:
 
     def __repr__(self) -> str:
         state = "locked" if self._owner is not None else "unlocked"
-        return f"<controlled {state} {self._ck_label}>"
+        return f"<{state} controlled.{type(self).__name__} object at {self._ck_label}>"
 
     def _take(self, blocking: bool, timeout: float) -> bool:
         ex = self._ex
-        if not blocking and timeout != -1:
-            raise ValueError("can't specify a timeout for a non-blocking call")
-        if timeout < 0 and timeout != -1:
-            raise ValueError("timeout value must be a non-negative number")
+        if timeout != -1:
+            _lock_timeout(blocking, timeout)
         _guard(ex, self)
         ex.point("acquire", self._ck_label)
         if self._owner is None:
@@ -102,8 +134,7 @@ class Lock:
         self._free()
 
     def locked(self) -> bool:
-        _guard(self._ex, self)
-        self._ex.point("locked", self._ck_label)
+        _read(self._ex, self, "locked")
         return self._owner is not None
 
     __enter__ = acquire
@@ -111,17 +142,21 @@ class Lock:
     def __exit__(self, *exc: object) -> None:
         self.release()
 
-    # The protocol Condition uses (as threading.Condition does with its lock).
-    def _is_owned(self) -> bool:
-        return self._owner is not None and self._owner is self._ex.current
+    # What threading.Condition does with a lock that has no _is_owned & co. (the C lock has
+    # none): "owned" is "locked, by anyone", and a wait releases and re-acquires it.  Done
+    # here without scheduling points of their own: they are part of the wait's step.
+    def _ck_is_owned(self) -> bool:
+        return self._owner is not None
 
-    def _release_save(self) -> Any:
+    def _ck_release_save(self) -> Any:
+        if self._owner is None:
+            raise RuntimeError("release unlocked lock")
         if self._ex.recorder is not None:
             self._ex.effect(self, "release")
         self._free()
         return None
 
-    def _acquire_restore(self, state: Any) -> None:
+    def _ck_acquire_restore(self, state: Any) -> None:
         self._take(True, -1)
 
 
@@ -134,8 +169,16 @@ class RLock(Lock):
         super().__init__(ex, "RLock")
         self._count = 0
 
+    def __repr__(self) -> str:
+        owner = self._owner
+        return (f"<{'locked' if owner is not None else 'unlocked'} controlled.RLock object "
+                f"owner={0 if owner is None else _ident(owner)} count={self._count} "
+                f"at {self._ck_label}>")
+
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         if self._owner is not None and self._owner is self._ex.current:
+            if timeout != -1:
+                _lock_timeout(blocking, timeout)
             _guard(self._ex, self)
             self._ex.point("acquire", self._ck_label)
             self._count += 1
@@ -157,31 +200,64 @@ class RLock(Lock):
         if self._count == 0:
             self._free()
 
+    # The C RLock's protocol for threading.Condition, with its errors.
+    def _is_owned(self) -> bool:
+        return self._owner is not None and self._owner is self._ex.current
+
+    def _recursion_count(self) -> int:
+        return self._count if self._owner is not None and self._owner is self._ex.current else 0
+
     def _release_save(self) -> Any:
-        count = self._count
+        if self._count == 0:
+            raise RuntimeError("cannot release un-acquired lock")
+        state = (self._count, self._owner)
         self._count = 0
         if self._ex.recorder is not None:
             self._ex.effect(self, "release")
         self._free()
-        return count
+        return state
 
     def _acquire_restore(self, state: Any) -> None:
         self._take(True, -1)
-        self._count = state
+        self._count, self._owner = state
+
+    _ck_is_owned = _is_owned
+    _ck_release_save = _release_save
+    _ck_acquire_restore = _acquire_restore
+
+
+def _ident(task: Task) -> int:
+    """The ``get_ident()`` a controlled thread has (``patch`` answers it the same way)."""
+    return _CONTROLLED_IDENT_BASE + task.tid
+
+
+_CONTROLLED_IDENT_BASE = 1 << 40
 
 
 class Condition:
-    """``threading.Condition`` under the controlled scheduler (waiters notified in FIFO order)."""
+    """``threading.Condition`` under the controlled scheduler (waiters notified in FIFO order).
 
-    __slots__ = ("_ck_label", "_ex", "_lock", "_waiters", "acquire", "release")
+    Its lock is a controlled ``Lock``, ``RLock`` or ``Condition`` (whose lock it then
+    shares, as ``threading.Condition(threading.Condition())`` does).  Like the stdlib's,
+    it exports the lock's ``_is_owned``, ``_release_save`` and ``_acquire_restore``.
+    """
+
+    __slots__ = ("__weakref__", "_acquire_restore", "_ck_label", "_ex", "_is_owned", "_lock",
+                 "_release_save", "_waiters", "acquire", "release")
 
     def __init__(self, ex: Execution, lock: Any = None) -> None:
         if lock is None:
             lock = RLock(ex)
-        elif not isinstance(lock, Lock):
+        elif isinstance(lock, _REAL_PRIMITIVES):
             raise TypeError(
                 f"Condition(lock={lock!r}): the lock was created outside the controlled run, "
                 "so waiting on it cannot be controlled; create it inside the run"
+            )
+        elif not isinstance(lock, (Lock, Condition)):
+            raise TypeError(
+                f"Condition(lock={lock!r}): inside a controlled run a Condition's lock must be a "
+                "Lock, RLock or Condition made in the run (a wait must release another kind of "
+                "lock and start waiting in one step, which coordkit cannot do for it)"
             )
         self._ex = ex
         self._lock = lock
@@ -189,12 +265,20 @@ class Condition:
         self._ck_label = ex.names.label("Condition")
         self.acquire = lock.acquire
         self.release = lock.release
+        if isinstance(lock, Condition):
+            self._is_owned = lock._is_owned
+            self._release_save = lock._release_save
+            self._acquire_restore = lock._acquire_restore
+        else:
+            self._is_owned = lock._ck_is_owned
+            self._release_save = lock._ck_release_save
+            self._acquire_restore = lock._ck_acquire_restore
 
     def __repr__(self) -> str:
-        return f"<controlled {self._ck_label} over {self._lock!r}>"
+        return f"<controlled.Condition({self._lock!r}, {len(self._waiters)}) at {self._ck_label}>"
 
     def __enter__(self) -> bool:
-        return self._lock.acquire()
+        return self._lock.__enter__()
 
     def __exit__(self, *exc: object) -> None:
         self._lock.release()
@@ -202,15 +286,16 @@ class Condition:
     def wait(self, timeout: float | None = None) -> bool:
         ex = self._ex
         _guard(ex, self)
-        if not self._lock._is_owned():
+        if not self._is_owned():
             raise RuntimeError("cannot wait on un-acquired lock")
         ex.point("wait", self._ck_label)
-        state = self._lock._release_save()
+        deadline = ex.clock.deadline(timeout)  # refuses a bad timeout before the lock is let go
+        state = self._release_save()
         try:
-            return self._waiters.park(ex, f"{self._ck_label}.wait", ex.clock.deadline(timeout))
+            return self._waiters.park(ex, f"{self._ck_label}.wait", deadline)
         finally:
             if not ex.killing:
-                self._lock._acquire_restore(state)
+                self._acquire_restore(state)
 
     def wait_for(self, predicate: Callable[[], Any], timeout: float | None = None) -> Any:
         endtime = None
@@ -231,7 +316,7 @@ class Condition:
     def notify(self, n: int = 1) -> None:
         ex = self._ex
         _guard(ex, self)
-        if not self._lock._is_owned():
+        if not self._is_owned():
             raise RuntimeError("cannot notify on un-acquired lock")
         ex.point("notify", self._ck_label)
         if self._waiters:
@@ -240,13 +325,16 @@ class Condition:
     def notify_all(self) -> None:
         self.notify(len(self._waiters))
 
-    notifyAll = notify_all  # noqa: N815 - stdlib alias
+    def notifyAll(self) -> None:  # noqa: N802 - the stdlib's deprecated alias, which warns
+        warnings.warn("notifyAll() is deprecated, use notify_all() instead", DeprecationWarning,
+                      stacklevel=2)
+        self.notify_all()
 
 
 class Event:
     """``threading.Event`` under the controlled scheduler."""
 
-    __slots__ = ("_ck_label", "_ex", "_flag", "_waiters")
+    __slots__ = ("__weakref__", "_ck_label", "_ex", "_flag", "_waiters")
 
     def __init__(self, ex: Execution) -> None:
         self._ex = ex
@@ -255,14 +343,15 @@ class Event:
         self._ck_label = ex.names.label("Event")
 
     def __repr__(self) -> str:
-        return f"<controlled {self._ck_label} {'set' if self._flag else 'unset'}>"
+        return f"<controlled.Event at {self._ck_label}: {'set' if self._flag else 'unset'}>"
 
     def is_set(self) -> bool:
-        _guard(self._ex, self)
-        self._ex.point("is_set", self._ck_label)
+        _read(self._ex, self, "is_set")
         return self._flag
 
-    isSet = is_set  # noqa: N815
+    def isSet(self) -> bool:  # noqa: N802 - the stdlib's deprecated alias, which warns
+        warnings.warn("isSet() is deprecated, use is_set() instead", DeprecationWarning, stacklevel=2)
+        return self.is_set()
 
     def set(self) -> None:
         ex = self._ex
@@ -278,18 +367,21 @@ class Event:
         self._flag = False
 
     def wait(self, timeout: float | None = None) -> bool:
+        """True once the flag is set: a waiter that ``set()`` woke returns True even if
+        ``clear()`` ran before it resumed (gh-57711), as the stdlib's does."""
         ex = self._ex
         _guard(ex, self)
         ex.point("wait", self._ck_label)
-        if not self._flag:
-            self._waiters.park(ex, f"{self._ck_label}.wait", ex.clock.deadline(timeout))
-        return self._flag
+        if self._flag:
+            return True
+        deadline = ex.clock.deadline(timeout)
+        return self._waiters.park(ex, f"{self._ck_label}.wait", deadline)
 
 
 class Semaphore:
     """``threading.Semaphore`` under the controlled scheduler."""
 
-    __slots__ = ("_ck_label", "_ex", "_value", "_waiters")
+    __slots__ = ("__weakref__", "_ck_label", "_ex", "_value", "_waiters")
 
     def __init__(self, ex: Execution, value: int = 1, kind: str = "Semaphore") -> None:
         if value < 0:
@@ -300,7 +392,7 @@ class Semaphore:
         self._ck_label = ex.names.label(kind)
 
     def __repr__(self) -> str:
-        return f"<controlled {self._ck_label} value={self._value}>"
+        return f"<controlled.Semaphore at {self._ck_label}: value={self._value}>"
 
     def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
         ex = self._ex
@@ -308,12 +400,13 @@ class Semaphore:
             raise ValueError("can't specify timeout for non-blocking acquire")
         _guard(ex, self)
         ex.point("acquire", self._ck_label)
-        deadline = ex.clock.deadline(timeout)
-        while self._value == 0:
+        if self._value == 0:
             if not blocking:
                 return False
-            if not self._waiters.park(ex, f"{self._ck_label}.acquire", deadline) and self._value == 0:
-                return False
+            deadline = ex.clock.deadline(timeout)
+            while self._value == 0:
+                if not self._waiters.park(ex, f"{self._ck_label}.acquire", deadline) and self._value == 0:
+                    return False
         self._value -= 1
         return True
 
@@ -331,7 +424,9 @@ class Semaphore:
         self._check_release(n)
         self._value += n
         if self._waiters:
-            self._waiters.unpark_all(ex)
+            # As threading.Semaphore's notify(n): the n longest waiting are woken (a thread
+            # that has not waited may still take the value first; then one waits again).
+            self._waiters.unpark(ex, n)
 
     def _check_release(self, n: int) -> None:
         pass
@@ -346,6 +441,10 @@ class BoundedSemaphore(Semaphore):
         super().__init__(ex, value, "BoundedSemaphore")
         self._initial_value = value
 
+    def __repr__(self) -> str:
+        return (f"<controlled.BoundedSemaphore at {self._ck_label}: "
+                f"value={self._value}/{self._initial_value}>")
+
     def _check_release(self, n: int) -> None:
         if self._value + n > self._initial_value:
             raise ValueError("Semaphore released too many times")
@@ -359,6 +458,9 @@ class SimpleQueue:
         self._items: collections.deque[Any] = collections.deque()
         self._waiters = WaitQueue()
         self._ck_label = ex.names.label("SimpleQueue")
+
+    def __repr__(self) -> str:
+        return f"<controlled.SimpleQueue object at {self._ck_label}>"
 
     def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
         ex = self._ex
@@ -379,11 +481,13 @@ class SimpleQueue:
 
     def get(self, block: bool = True, timeout: float | None = None) -> Any:
         ex = self._ex
-        if timeout is not None and timeout < 0:
-            raise ValueError("'timeout' must be a non-negative number")
+        deadline = None
+        if timeout is not None:
+            if check_timeout(timeout) < 0:
+                raise ValueError("'timeout' must be a non-negative number")
+            deadline = ex.clock.deadline(timeout)  # the clock stands still until this runs
         _guard(ex, self)
         ex.point("get", self._ck_label)
-        deadline = ex.clock.deadline(timeout)
         while not self._items:
             if not block:
                 raise _queue.Empty
@@ -395,13 +499,11 @@ class SimpleQueue:
         return self.get(False)
 
     def empty(self) -> bool:
-        _guard(self._ex, self)
-        self._ex.point("empty", self._ck_label)
+        _read(self._ex, self, "empty")
         return not self._items
 
     def qsize(self) -> int:
-        _guard(self._ex, self)
-        self._ex.point("qsize", self._ck_label)
+        _read(self._ex, self, "qsize")
         return len(self._items)
 
 

@@ -8,6 +8,7 @@ decides which task runs; these are what it decides about.
 from __future__ import annotations
 
 import functools
+import math
 import sys
 import threading
 from collections.abc import Callable
@@ -27,14 +28,16 @@ class Parker(Protocol):
     def wake(self, task: Task, timed_out: bool = False) -> None: ...
 
 __all__ = [
-    "BLOCKED", "FINISHED", "RUNNABLE", "Clock", "Kill", "Names", "Task", "TaskGreenlet", "WaitQueue",
-    "WatchdogTimeout", "call_excepthook", "new_point",
+    "BLOCKED", "FINISHED", "RUNNABLE", "TIMEOUT_MAX", "Clock", "Kill", "Names", "Task",
+    "TaskGreenlet", "WaitQueue", "WatchdogTimeout", "call_excepthook", "check_timeout", "new_point",
 ]
 
 RUNNABLE = "runnable"
 BLOCKED = "blocked"
 FINISHED = "finished"
 
+# The longest timeout the stdlib accepts; above it a wait raises OverflowError.
+TIMEOUT_MAX = threading.TIMEOUT_MAX
 # The virtual clock starts at fixed values so that a replay sees the same times.
 MONOTONIC_ORIGIN = 1_000.0
 EPOCH_ORIGIN = 1_700_000_000.0
@@ -103,10 +106,22 @@ class Clock:
         return EPOCH_ORIGIN + self.now
 
     def deadline(self, timeout: float | None) -> float | None:
-        """The virtual instant ``timeout`` seconds from now (None: no deadline)."""
+        """The virtual instant ``timeout`` seconds from now (None: no deadline); a timeout
+        the stdlib would refuse is refused (``check_timeout``)."""
         if timeout is None:
             return None
-        return self.now + max(float(timeout), 0.0)
+        return self.now + max(check_timeout(timeout), 0.0)
+
+
+def check_timeout(timeout: Any) -> float:
+    """``timeout`` as a float, refused as the stdlib refuses it when converting it to its C
+    clock: above ``threading.TIMEOUT_MAX`` an OverflowError, a NaN a ValueError."""
+    t = float(timeout)
+    if t > TIMEOUT_MAX:
+        raise OverflowError("timestamp out of range for platform time_t")
+    if math.isnan(t):
+        raise ValueError("Invalid value NaN (not a number)")
+    return t
 
 
 class WaitQueue(list):
@@ -158,11 +173,19 @@ class Names:
 
 
 def call_excepthook(task: Task, exc: BaseException) -> None:
-    """Hand a thread's exception to ``threading.excepthook``, as a real thread does; a
-    hook that fails is reported the way real threads report it."""
-    args = threading.ExceptHookArgs((type(exc), exc, exc.__traceback__, task.thread))
+    """Hand a thread's exception to ``threading.excepthook``, as a real thread does, through
+    the thread's own ``_invoke_excepthook`` (a hook that fails is reported on stderr and to
+    ``sys.excepthook``, exactly as for a real thread).  Call it while ``exc`` is being
+    handled.  A thread started by ``_thread.start_new_thread`` has no hook to call."""
+    thread = task.thread
+    if thread is None or isinstance(thread, threading._DummyThread):  # type: ignore[attr-defined]
+        return
+    invoke = getattr(thread, "_invoke_excepthook", None)
     try:
-        threading.excepthook(args)
+        if invoke is not None and sys.exc_info()[1] is exc:
+            invoke(thread)
+        else:
+            threading.excepthook(threading.ExceptHookArgs((type(exc), exc, exc.__traceback__, thread)))
     except Kill:
         raise
     except BaseException as hook_exc:

@@ -33,6 +33,10 @@ MAX_STEPS = 20_000  # the default step budget of a run
 # nothing); the runtime ends a run that would make more as a step limit, so a trace that
 # holds more is corrupt, and decoding one costs bounded memory.
 CHOICES_PER_STEP = 4
+# A run's step budget grows by max_steps with every thread it starts (SCHED-20); a trace
+# accepts the choices of up to this many threads' budgets, and the runtime stops a run
+# before it makes more.
+TRACE_THREADS = 64
 _LARGEST_BUDGET = 10**9  # a step budget above this is not a budget
 _PREFIX = "ck2"
 _V1 = "ck1"
@@ -140,7 +144,7 @@ class Schedule:
 
     def choice_limit(self) -> int:
         """The most choice points a run under this schedule's step budget can have."""
-        return CHOICES_PER_STEP * (self.max_steps or MAX_STEPS) + 1
+        return CHOICES_PER_STEP * TRACE_THREADS * (self.max_steps or MAX_STEPS) + 1
 
     @property
     def preemptions(self) -> int:
@@ -207,7 +211,7 @@ class Schedule:
             raise TraceFormatError("corrupt trace: the payload is not a whole number of entries")
         if max_steps > _LARGEST_BUDGET:
             raise TraceFormatError(f"corrupt trace: a step budget of {max_steps}")
-        limit = CHOICES_PER_STEP * (max_steps or MAX_STEPS) + 1
+        limit = CHOICES_PER_STEP * TRACE_THREADS * (max_steps or MAX_STEPS) + 1
         choices: list[tuple[int, int]] = []
         for k in range(0, len(values), 3):
             n, c, repeat = values[k : k + 3]

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import coordkit
-from coordkit.engine.trace import CHOICES_PER_STEP, MAX_STEPS, Schedule
+from coordkit.engine.trace import CHOICES_PER_STEP, MAX_STEPS, TRACE_THREADS, Schedule
 from coordkit.errors import TraceDivergedError, TraceFormatError
 
 
@@ -42,7 +42,7 @@ def test_a_short_trace_cannot_ask_for_a_huge_list():
 
 
 def test_the_bound_follows_the_recorded_budget():
-    limit = CHOICES_PER_STEP * 10 + 1
+    limit = CHOICES_PER_STEP * TRACE_THREADS * 10 + 1
     assert len(Schedule.decode(_trace([0, 10, 2, 1, limit])).choices) == limit
     with pytest.raises(TraceFormatError, match="more than"):
         Schedule.decode(_trace([0, 10, 2, 1, limit + 1]))
@@ -62,7 +62,7 @@ def test_a_schedule_refuses_bad_flags_and_choices():
     with pytest.raises(TypeError, match=r"choice 0 must be two ints"):
         Schedule((("2", 1),))  # type: ignore[arg-type]
     with pytest.raises(TraceFormatError, match="choice points, but a run with a budget of 1 steps"):
-        Schedule(((2, 1),) * (CHOICES_PER_STEP + 2), max_steps=1)
+        Schedule(((2, 1),) * (CHOICES_PER_STEP * TRACE_THREADS + 2), max_steps=1)
 
 
 def test_a_printed_schedule_round_trips():
@@ -81,7 +81,7 @@ def test_any_string_decodes_or_is_refused_quickly(text):
         schedule = Schedule.decode(text)
     except TraceFormatError:
         return
-    assert len(schedule.choices) <= schedule.choice_limit() <= CHOICES_PER_STEP * 10**9 + 1
+    assert len(schedule.choices) <= schedule.choice_limit() <= CHOICES_PER_STEP * TRACE_THREADS * 10**9 + 1
 
 
 @pytest.mark.parametrize("bad", [0, -1, 10**30])

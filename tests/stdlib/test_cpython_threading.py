@@ -1,0 +1,21 @@
+"""CPython's Lib/test/test_threading.py (item 3 of issue 20): the thread-lifecycle classes
+(start, join, names, idents, daemons, excepthook, Timer) under the scheduler.
+
+Every test method runs as the program of ``coordkit.explore`` under random and PCT
+schedules (SCHED-21; SCHED-2, SCHED-3, SCHED-6; ``tests/stdlib/cpython.py`` says how).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.stdlib.suites import SUITES
+
+SUITE = SUITES["test_threading"]()
+PARAMS = ([pytest.param(None, None, None, marks=pytest.mark.skip(reason=SUITE), id="unavailable")]
+          if isinstance(SUITE, str) else SUITE.params())
+
+
+@pytest.mark.parametrize(("cls", "method", "strategy"), PARAMS)
+def test_cpython_threading(cls, method, strategy):
+    SUITE.run(cls, method, strategy)
