@@ -239,12 +239,23 @@ class _EitherType(type):
         ex = current_execution()
         if ex is None or _importing():
             return cls._ck_real(*args, **kwargs)
-        cls._ck_real(*args, **kwargs)  # refused where the real type refuses (3.11's LockType)
+        # Refused where the real type refuses (3.11's LockType() cannot be called); without
+        # arguments, what the real type says was learnt once, not re-made every time.
+        if args or kwargs:
+            cls._ck_real(*args, **kwargs)
+        elif cls._ck_bare_error is not None:
+            raise TypeError(cls._ck_bare_error)
         return getattr(ex.shims, cls._ck_make)(*args, **kwargs)
 
 
 def _either(real: type, shim: type, make: str) -> type:
+    try:
+        real()
+        bare_error = None
+    except TypeError as exc:
+        bare_error = str(exc)
     return _EitherType(real.__name__, (), {"_ck_real": real, "_ck_shim": shim, "_ck_make": make,
+                                           "_ck_bare_error": bare_error,
                                            "__module__": real.__module__,
                                            "__qualname__": real.__qualname__})
 

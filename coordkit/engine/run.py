@@ -326,7 +326,7 @@ class OpenRun:
         def job() -> None:
             if first is not None:
                 first()
-            ex.step_limit = ex.steps + steps
+            ex.set_step_limit(ex.steps + steps)
             ex.horizon = horizon
             ex.drive()
             if ex.failure is None and ex.clock.now < horizon:

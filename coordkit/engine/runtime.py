@@ -155,6 +155,7 @@ class Execution:
         # step_limit, so a run of a hundred threads is not stopped as if it were a livelock.
         self.max_steps = max_steps
         self.step_limit = 0
+        self.max_choices = 0  # see set_step_limit
         self.record = record
         self.caller_thread = caller_thread
         self.fail_on_thread_exception = fail_on_thread_exception
@@ -190,11 +191,12 @@ class Execution:
         self._idle_yields = 0  # sleep(0)s in a row with no other thread able to run
         self._outer_excepthook = threading.excepthook
 
-    @property
-    def max_choices(self) -> int:
-        """The most choice points a run may make: its trace must stay decodable, so the
-        bound grows with the step limit, up to what ``trace`` accepts for its budget."""
-        return CHOICES_PER_STEP * min(self.step_limit, self.max_steps * TRACE_THREADS)
+    def set_step_limit(self, limit: int) -> None:
+        """The run may take ``limit`` steps, and make a bounded number of choices: its
+        trace must stay decodable, so that bound grows with the step limit, up to what
+        ``trace`` accepts for the run's budget."""
+        self.step_limit = limit
+        self.max_choices = CHOICES_PER_STEP * min(limit, self.max_steps * TRACE_THREADS)
 
     # -- the run's threads as the program sees them ------------------------
 
@@ -227,7 +229,7 @@ class Execution:
         glet.task_execution = self
         task.glet = glet
         self.tasks.append(task)
-        self.step_limit += self.max_steps
+        self.set_step_limit(self.step_limit + self.max_steps)
         if not daemon:
             self._nondaemon_alive += 1
         self._runnable += 1
