@@ -61,10 +61,15 @@ def _thread_start(self: threading.Thread) -> None:
     ex.point("start", f"T{len(ex.tasks)}")  # the thread about to be made
     task = ex.spawn(self._ck_run, self.name, self.daemon, thread=self)
     self._ck_task = task  # type: ignore[attr-defined]
-    # What Thread._bootstrap_inner sets before run(): identity, "started" (so that a
-    # started thread cannot be made a daemon, and its repr says "started").
+    # What Thread._bootstrap_inner sets before run(): identity, and "started" (so that a
+    # started thread cannot be made a daemon, and its repr says so), without a scheduling
+    # point of its own (a thread made before the run has a real Event).
     self._ident = self._native_id = _CONTROLLED_IDENT_BASE + task.tid  # type: ignore[attr-defined]
-    _mark_started(self)
+    started = self._started  # type: ignore[attr-defined]
+    if type(started) is shims.Event:
+        started._flag = True
+    else:
+        started.set()
 
 
 def _thread_run(self: threading.Thread) -> None:
@@ -393,7 +398,7 @@ def _current_thread() -> threading.Thread:
     if ex is None:
         return sync.real_current_thread()
     task = ex.current
-    if task is not None and task.thread is None and _foreign(task):
+    if task is not None and task.thread is None and task.tid and _foreign(task):
         return _dummy_thread(task)
     return ex.current_thread_object()
 
