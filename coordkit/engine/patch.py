@@ -43,7 +43,7 @@ def _mark_started(thread: threading.Thread) -> None:
     """Set a thread's ``_started`` Event without a scheduling point of its own (it is part
     of the start's step); a thread made before the run has a real one."""
     started = thread._started  # type: ignore[attr-defined]
-    if isinstance(started, shims.Event):
+    if type(started) is shims.Event:
         started._flag = True
     else:
         started.set()
@@ -59,26 +59,33 @@ def _thread_start(self: threading.Thread) -> None:
     if self.__dict__.get("_ck_task") is not None:
         raise RuntimeError("threads can only be started once")
     ex.point("start", f"T{len(ex.tasks)}")  # the thread about to be made
-    task = ex.spawn(functools.partial(_thread_body, ex, self), self.name, self.daemon, thread=self)
+    task = ex.spawn(self._ck_run, self.name, self.daemon, thread=self)
     self._ck_task = task  # type: ignore[attr-defined]
-    # What Thread._bootstrap_inner sets before run(): identity, "started" (so that a
-    # started thread cannot be made a daemon, and its repr says "started").
+    # What Thread._bootstrap_inner sets before run(): identity, and "started" (so that a
+    # started thread cannot be made a daemon, and its repr says so), without a scheduling
+    # point of its own (a thread made before the run has a real Event).
     self._ident = self._native_id = _CONTROLLED_IDENT_BASE + task.tid  # type: ignore[attr-defined]
-    _mark_started(self)
+    started = self._started  # type: ignore[attr-defined]
+    if type(started) is shims.Event:
+        started._flag = True
+    else:
+        started.set()
 
 
-def _thread_body(ex: Execution, thread: threading.Thread) -> None:
-    """A controlled thread's life, as ``Thread._bootstrap_inner`` runs it: ``run()``; a
-    ``SystemExit`` ends the thread quietly (the default excepthook ignores it; a hook the
-    program installed is called); at the end the thread is stopped (its repr says so)."""
+def _thread_run(self: threading.Thread) -> None:
+    """A controlled thread's life, as ``Thread._bootstrap_inner`` runs it: ``run()``, where
+    a ``SystemExit`` ends the thread quietly (the default excepthook ignores it; a hook the
+    program installed is called).  Like CPython, ``is_alive()`` and ``join()`` mark the
+    thread stopped once they see it has ended (a repr asks ``is_alive()`` first).
+    Installed as ``Thread._ck_run``: a method, so that the thread's greenlet starts in
+    it by a call from Python to Python, which costs no C stack for each switch to copy."""
     try:
-        thread.run()
+        self.run()
     except SystemExit as exc:
-        task = ex.current
-        if task is not None and threading.excepthook is not ex._outer_excepthook:
+        ex = current_execution()
+        task = None if ex is None else ex.current
+        if task is not None and threading.excepthook is not ex._outer_excepthook:  # type: ignore[union-attr]
             call_excepthook(task, exc)
-    finally:
-        thread._is_stopped = True  # type: ignore[attr-defined]
 
 
 def _thread_join(self: threading.Thread, timeout: float | None = None) -> None:
@@ -88,6 +95,7 @@ def _thread_join(self: threading.Thread, timeout: float | None = None) -> None:
         return
     ex = current_execution()
     if ex is None or task.state is FINISHED:
+        self._is_stopped = task.state is FINISHED  # type: ignore[attr-defined]
         return
     if task is ex.current:
         raise RuntimeError("cannot join current thread")
@@ -96,6 +104,7 @@ def _thread_join(self: threading.Thread, timeout: float | None = None) -> None:
         if task.joiners is None:
             task.joiners = WaitQueue()
         task.joiners.park(ex, f"join({task.label})", ex.clock.deadline(timeout))
+    self._is_stopped = task.state is FINISHED  # type: ignore[attr-defined]
 
 
 def _thread_is_alive(self: threading.Thread) -> bool:
@@ -105,7 +114,10 @@ def _thread_is_alive(self: threading.Thread) -> bool:
     ex = current_execution()
     if ex is not None:
         ex.point("is_alive", task.label)
-    return task.state is not FINISHED
+    if task.state is FINISHED:
+        self._is_stopped = True  # type: ignore[attr-defined]
+        return False
+    return True
 
 
 # -- _thread: threads without a Thread object ----------------------------------
@@ -265,6 +277,7 @@ def install_thread_hooks() -> None:
     threading.Thread.start = _thread_start  # type: ignore[method-assign]
     threading.Thread.join = _thread_join  # type: ignore[method-assign]
     threading.Thread.is_alive = _thread_is_alive  # type: ignore[method-assign]
+    threading.Thread._ck_run = _thread_run  # type: ignore[attr-defined]
     stable_hashes(threading.Thread)
     import concurrent.futures._base
 
@@ -320,28 +333,32 @@ def _importing() -> bool:
     return False
 
 
-class _Factory:
+def _make(real: Any, shim: str, *args: Any, **kwargs: Any) -> Any:
+    ex = current_execution()
+    if ex is None or _importing():
+        return real(*args, **kwargs)
+    return getattr(ex.shims, shim)(*args, **kwargs)
+
+
+class _Factory(functools.partial):  # type: ignore[type-arg]
     """A patched name such as ``threading.Event`` while a run is active.
 
     Calling it makes the controlled object for a controlled thread, and the real one for
-    anyone else and for a module being imported.  Where the real name is a class, it
-    stands in for that class too: ``isinstance`` accepts the real objects and the
-    controlled ones, and a class that subclasses it subclasses the real class (so its
-    instances are real ones: SCHED-4).
+    anyone else and for a module being imported (a ``partial`` of ``_make``: calling it
+    costs what calling a function does).  Where the real name is a class, it stands in for
+    that class too: ``isinstance`` accepts the real objects and the controlled ones, and a
+    class that subclasses it subclasses the real class (so its instances are real ones:
+    SCHED-4c).
     """
 
-    def __init__(self, real: Any, shim: str) -> None:
+    def __new__(cls, real: Any, shim: str) -> _Factory:
+        self = super().__new__(cls, _make, real, shim)
         self._real = real
         self._shim = shim
         self.__name__ = self.__qualname__ = shim
         self.__doc__ = real.__doc__
         self.__wrapped__ = real
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        ex = current_execution()
-        if ex is None or _importing():
-            return self._real(*args, **kwargs)
-        return getattr(ex.shims, self._shim)(*args, **kwargs)
+        return self
 
     def __repr__(self) -> str:
         return f"<coordkit's stand-in for {self._real!r} while a controlled run is active>"
@@ -392,7 +409,7 @@ def _current_thread() -> threading.Thread:
     if ex is None:
         return sync.real_current_thread()
     task = ex.current
-    if task is not None and task.thread is None and _foreign(task):
+    if task is not None and task.thread is None and task.tid and _foreign(task):
         return _dummy_thread(task)
     return ex.current_thread_object()
 

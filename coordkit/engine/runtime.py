@@ -571,8 +571,9 @@ class Execution:
         ``IDLE_TICK`` the first time and twice as far each time after, and a deadline it
         reaches comes.  So a deadline loop that waits with timeout 0 sees its deadline pass,
         and sees it before a thread sleeping far longer wakes."""
-        if any(t.state is RUNNABLE for t in self.tasks if t is not task):
-            return
+        for t in self.tasks:
+            if t.state is RUNNABLE and t is not task:
+                return
         self._idle_yields += 1
         rounds, rest = divmod(self._idle_yields, IDLE_YIELDS_BEFORE_TIME_PASSES)
         if rest:

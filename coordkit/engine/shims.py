@@ -250,8 +250,9 @@ class Condition:
             lock = RLock(ex)
         elif isinstance(lock, _REAL_PRIMITIVES):
             raise TypeError(
-                f"Condition(lock={lock!r}): the lock was created outside the controlled run, "
-                "so waiting on it cannot be controlled; create it inside the run"
+                f"Condition(lock={lock!r}): the lock is a real one (created outside the "
+                "controlled run, or through a name the run does not patch), so waiting on it "
+                "cannot be controlled; create it inside the run, with threading.Lock() or RLock()"
             )
         elif not isinstance(lock, (Lock, Condition)):
             raise TypeError(

@@ -117,10 +117,10 @@ def check_timeout(timeout: Any) -> float:
     """``timeout`` as a float, refused as the stdlib refuses it when converting it to its C
     clock: above ``threading.TIMEOUT_MAX`` an OverflowError, a NaN a ValueError."""
     t = float(timeout)
-    if t > TIMEOUT_MAX:
+    if not t <= TIMEOUT_MAX:  # one comparison when all is well: a NaN compares false too
+        if math.isnan(t):
+            raise ValueError("Invalid value NaN (not a number)")
         raise OverflowError("timestamp out of range for platform time_t")
-    if math.isnan(t):
-        raise ValueError("Invalid value NaN (not a number)")
     return t
 
 

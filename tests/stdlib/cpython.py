@@ -154,6 +154,8 @@ class Suite:
                     marks = [pytest.mark.skip(reason=reason)] if reason else []
                     if timing:
                         marks.append(pytest.mark.xfail(reason=timing, strict=False))
+                    if (cls_name, method) in self.heavy:
+                        marks.append(pytest.mark.slow)
                     out.append(pytest.param(cls_name, method, strategy, marks=marks,
                                             id=f"{cls_name}.{method}-{strategy}"))
         return out
