@@ -101,7 +101,8 @@ class Deadlock(ScheduleError):
 
 
 class StepLimitExceeded(ScheduleError):
-    """A controlled run took more scheduling steps than its budget (likely a livelock)."""
+    """A controlled run took more scheduling steps (or choices) than its budget: threads that
+    keep running without making progress, or a run longer than ``max_steps`` per thread."""
 
 
 class UncontrolledBlockingError(ScheduleError):
