@@ -44,11 +44,17 @@ __all__ = ["MAX_STEPS", "OpenRun", "Run", "RunOptions", "Session"]
 GRANULARITIES = ("sync", "line")
 
 
-def _check_positive(name: str, value: Any, *, integer: bool = True) -> None:
+def check_positive(name: str, value: Any, *, integer: bool = True, finite: bool = False,
+                   allow_none: bool = False) -> None:
+    """A clear ValueError naming ``name`` unless ``value`` is a positive int (or, with
+    ``integer=False``, number; with ``finite``, not infinite), or None when allowed."""
+    if value is None and allow_none:
+        return
     kind = int if integer else (int, float)
     if isinstance(value, bool) or not isinstance(value, kind) or not value > 0 or (
-            not integer and not math.isfinite(value)):
-        what = "a positive integer" if integer else "a positive, finite number"
+            finite and not math.isfinite(value)):
+        what = "a positive integer" if integer else (
+            "a positive, finite number" if finite else "a positive number")
         raise ValueError(f"{name} must be {what}, got {value!r}")
 
 
@@ -64,8 +70,8 @@ class RunOptions:
     caller_thread: threading.Thread = field(default_factory=sync.real_current_thread)
 
     def __post_init__(self) -> None:
-        _check_positive("max_steps", self.max_steps)
-        _check_positive("run_timeout", self.run_timeout, integer=False)
+        check_positive("max_steps", self.max_steps)
+        check_positive("run_timeout", self.run_timeout, integer=False, finite=True)
         if self.granularity not in GRANULARITIES:
             raise ValueError(f"granularity must be one of {GRANULARITIES}, got {self.granularity!r}")
         if self.granularity == "line" and not lines.SUPPORTED:

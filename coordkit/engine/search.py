@@ -14,7 +14,7 @@ from typing import Any
 
 from coordkit import sync
 from coordkit.engine.report import ExploreResult, FoundFailure, RunReport, same_failure, target_name
-from coordkit.engine.run import MAX_STEPS, Run, RunOptions, Session
+from coordkit.engine.run import MAX_STEPS, Run, RunOptions, Session, check_positive
 from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler, Scheduler, make_scheduler
 from coordkit.engine.shrink import shrink as shrink_choices
 from coordkit.errors import FailureKind, UncontrolledBlockingError
@@ -22,15 +22,6 @@ from coordkit.errors import FailureKind, UncontrolledBlockingError
 __all__ = ["explore", "run_options"]
 
 Progress = Callable[[int, float], Any]
-
-
-def _check_positive(name: str, value: Any, *, allow_none: bool = False, integer: bool = True) -> None:
-    if value is None and allow_none:
-        return
-    kind = int if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kind) or not value > 0:
-        what = "a positive integer" if integer else "a positive number"
-        raise ValueError(f"{name} must be {what}, got {value!r}")
 
 
 def run_options(fn: Any, *, max_steps: int = MAX_STEPS, run_timeout: float = 10.0,
@@ -79,9 +70,9 @@ def explore(
     """
     options = run_options(fn, max_steps=max_steps, run_timeout=run_timeout, granularity=granularity,
                           invariant=invariant, fail_on_thread_exception=fail_on_thread_exception)
-    _check_positive("max_schedules", max_schedules)
-    _check_positive("depth", depth)
-    _check_positive("time_budget", time_budget, allow_none=True, integer=False)
+    check_positive("max_schedules", max_schedules)
+    check_positive("depth", depth)
+    check_positive("time_budget", time_budget, allow_none=True, integer=False)
     if max_preemptions is not None and (isinstance(max_preemptions, bool)
                                         or not isinstance(max_preemptions, int) or max_preemptions < 0):
         raise ValueError(f"max_preemptions must be a non-negative integer or None, got {max_preemptions!r}")
