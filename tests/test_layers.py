@@ -2,7 +2,7 @@
 
     primitives (queues, coordinator, queue_runner, pipeline, signals, _waiting, ...)
         -> sync, errors                     (never the engine)
-    engine: search/replay/harness -> shrink -> report -> run -> schedulers
+    engine: search/replay/harness -> shrink -> report -> run -> schedulers -> dpor
         -> shims/patch/lines -> runtime -> points/frames -> sync, errors
                                             (never a primitive)
     stateful, history, testing, cli, pytest_plugin, viewer: on top
@@ -34,6 +34,7 @@ ENGINE_LAYERS = [
     {"coordkit.engine.failures", "coordkit.engine.record"},
     {"coordkit.engine.runtime"},
     {"coordkit.engine.shims", "coordkit.engine.patch", "coordkit.engine.lines"},
+    {"coordkit.engine.dpor"},
     {"coordkit.engine.schedulers"},
     {"coordkit.engine.run"},
     {"coordkit.engine.report"},

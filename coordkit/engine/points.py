@@ -6,11 +6,23 @@ with that information, ``choose(point, enabled)``: ``point`` is the running
 thread's, ``enabled`` the points of every thread that could run next, in the
 order whose index 0 is the default (keep going, or the next thread round-robin).
 
-A *step* runs from one point of a thread to its next.  It may do more than its
-opening operation: a ``Condition.wait`` also releases the lock, a thread's last
-step also ends the thread and wakes its joiners.  Its *footprint* is every shared
-effect it had.  Whatever asks "do these two steps commute?" (partial-order
-reduction, race detection, reports) reads footprints, never labels.
+A *step* is what one thread runs after one decision of the runtime: from the
+point it was chosen at (or resumed at, after a wait) to its next point, wait or
+end.  It may do more than its opening operation: a ``Condition.wait`` also
+releases the lock, a thread's last step also ends the thread and wakes its
+joiners.  Its *footprint* is every shared effect it had.  Whatever asks "do these
+two steps commute?" (partial-order reduction, race detection, reports) reads
+footprints, never labels (SCHED-30).
+
+Two kinds of effect are not about one object:
+
+* ``ANY``: the step depends on everything (it moved the virtual clock, polled, ended
+  the run, read every thread, ran an invariant, or ran code whose accesses are not
+  known): it conflicts with every step (SCHED-31);
+* ``<thread>.run`` (``runs(label)``): a step that starts or wakes a thread writes it,
+  a step that parks its thread reads it (``park``), and the woken thread's next step
+  reads it (``resume``).  It orders the two (the woken thread
+  could not have run first) without making them a race to reverse (SCHED-32).
 """
 
 from __future__ import annotations
@@ -18,10 +30,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-__all__ = ["READ", "WRITE", "Effect", "Point", "Step", "access_of", "label_of"]
+__all__ = [
+    "ANY", "READ", "WRITE", "Effect", "Point", "Step", "access_of", "label_of", "opening_effects",
+    "conflicting", "runs",
+    "lets_proceed", "stutters",
+]
 
 READ = "read"
 WRITE = "write"
+# The object of an effect that conflicts with every step (see the module docstring).
+ANY = "*"
+_RUNS = ".run"
 
 # Operations that only look: two of them on one object commute.  Every other
 # operation on an object is a write of it.
@@ -34,6 +53,67 @@ _READ_OPS = frozenset({
 def access_of(op: str) -> str:
     """How ``op`` touches its object: ``READ`` or ``WRITE``."""
     return READ if op in _READ_OPS else WRITE
+
+
+def runs(label: str) -> str:
+    """The object a step writes when it starts or wakes thread ``label``."""
+    return label + _RUNS
+
+
+# Operations whose shared effects the runtime cannot name: ``enumerate`` and
+# ``active_count`` read every thread; a line or a store runs code whose memory
+# accesses are unknown unless a tracer reports them.
+_READS_EVERYTHING = frozenset({"enumerate", "active_count"})
+_UNKNOWN_CODE = frozenset({"line", "store"})
+
+
+def opening_effects(point: Point, label: str, *, memory_traced: bool) -> list[Effect]:
+    """The effects a step has by the point it opens with: its operation on its object;
+    for a thread's first step (``start`` of itself), that it was started; ``ANY`` where
+    the runtime cannot know what the step touches (SCHED-31)."""
+    op, obj = point.op, point.obj
+    if op == "start" and obj == label:
+        return [Effect(runs(label), READ, "begin")]
+    if op in _READS_EVERYTHING or (op in _UNKNOWN_CODE and not memory_traced):
+        return [Effect(ANY, WRITE, op)]
+    return [Effect(obj, access_of(op), op)] if obj else []
+
+
+# Objects whose waiters are all woken at once (a Lock's release, an Event's set, a
+# thread's end): the order in which threads began waiting on them cannot matter.
+_WAKES_EVERY_WAITER = ("Lock#", "RLock#", "Event#")
+
+
+def _wakes_every_waiter(obj: str) -> bool:
+    return obj.startswith(_WAKES_EVERY_WAITER) or (obj[:1] == "T" and obj[1:].isdigit())
+
+
+# (earlier, later) operations on one such object where the earlier only lets the later
+# go on: had the later run first, it would have waited for the earlier (a stutter).
+# (Not a lock's release and its next acquire: a non-blocking acquire would have failed.)
+_LETS_PROCEED = frozenset({("end", "join"), ("set", "wait")})
+
+
+def lets_proceed(earlier: Effect, later: Effect) -> bool:
+    """Whether ``earlier`` only lets ``later`` proceed (SCHED-32): a thread's end and a
+    join of it, an Event's set and a wait for it."""
+    return ((earlier.op, later.op) in _LETS_PROCEED and earlier.obj == later.obj
+            and _wakes_every_waiter(earlier.obj))
+
+
+def stutters(step: Step) -> bool:
+    """A step that only began to wait (SCHED-32): it tried its operation (acquire a held
+    lock, join a live thread, wait for an unset Event), found it must wait, and parked,
+    on an object that wakes every waiter at once.  Running another thread's step first
+    would only have let it do the operation later, which the step that resumes it does."""
+    point = step.point
+    parked = False
+    for e in step.footprint:
+        if e.op == "park":
+            parked = True
+        elif e.op != "resume" and not (e.obj == point.obj and e.op == point.op):
+            return False
+    return parked and _wakes_every_waiter(point.obj)
 
 
 def label_of(target: Any) -> str:
@@ -77,17 +157,36 @@ class Effect(NamedTuple):
 
 @dataclass
 class Step:
-    """One step of a run: the point it opened with and everything it did."""
+    """One step of a run: the point it opened with and everything it did.
+
+    ``choice`` is the index (into the run's choices) of the choice point at which the
+    step's thread was picked, or None when it was the only thread that could run.
+    """
 
     index: int
     point: Point
     footprint: list[Effect] = field(default_factory=list)
+    choice: int | None = None
+
+    @property
+    def thread(self) -> int:
+        return self.point.thread
 
     def conflicts_with(self, other: Step) -> bool:
-        """True when the two steps touch one object and at least one writes it: the
-        order of two such steps can change what the program sees."""
-        for a in self.footprint:
-            for b in other.footprint:
-                if a.obj == b.obj and a.obj and (a.access == WRITE or b.access == WRITE):
-                    return True
-        return False
+        """True when the order of the two steps can change what the program sees: they
+        touch one object and at least one writes it, or either depends on everything."""
+        return conflicting(self.footprint, other.footprint)
+
+
+def conflicting(a: list[Effect], b: list[Effect]) -> bool:
+    """Whether two footprints conflict (SCHED-30, SCHED-31)."""
+    for x in a:
+        if x.obj == ANY:
+            return True
+    for y in b:
+        if y.obj == ANY:
+            return True
+        for x in a:
+            if x.obj == y.obj and (x.access == WRITE or y.access == WRITE):
+                return True
+    return False

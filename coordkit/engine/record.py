@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from coordkit.engine.frames import where
-from coordkit.engine.points import Effect, Step, access_of, label_of
+from coordkit.engine.points import Effect, Step, access_of, label_of, opening_effects
 from coordkit.engine.task import Task
 
 __all__ = ["Event", "Recorder"]
@@ -30,25 +30,32 @@ class Event:
 
 
 class Recorder:
-    """Rows (``events``) when ``rows``; footprints (``steps``) when ``footprints``."""
+    """Rows (``events``) when ``rows``; footprints (``steps``, in the order the steps
+    ran) when ``footprints``.  ``memory_traced``: a tracer reports the memory accesses
+    of the code between points, so a line's step is not assumed to touch everything."""
 
-    __slots__ = ("events", "rows", "steps")
+    __slots__ = ("events", "memory_traced", "rows", "steps")
 
     def __init__(self, *, rows: bool, footprints: bool) -> None:
         self.rows = rows
         self.events: list[Event] = []
         self.steps: list[Step] | None = [] if footprints else None
+        self.memory_traced = False
 
     def point(self, task: Task, now: float) -> None:
-        """``task`` reached a scheduling point: a row, and a new step of its own."""
-        point = task.pt
+        """``task`` reached a scheduling point: a row."""
         if self.rows:
+            point = task.pt
             self.events.append(Event(point.step, task.tid, point.op, point.obj,
                                      where(sys._getframe(2)), now))
+
+    def begin(self, task: Task, choice: int | None) -> None:
+        """``task`` runs again (picked at its point, resumed after a wait, or started): a
+        new step, opened by the point it is at."""
         if self.steps is not None:
-            step = Step(len(self.steps), point)
-            if point.obj:
-                step.footprint.append(Effect(point.obj, access_of(point.op), point.op))
+            step = Step(len(self.steps), task.pt, choice=choice)
+            step.footprint.extend(opening_effects(task.pt, task.label,
+                                                  memory_traced=self.memory_traced))
             self.steps.append(step)
             task.step = step
 
@@ -67,7 +74,9 @@ class Recorder:
         self.events.append(Event(step, task.tid, "call", f"{operation} {label}",
                                  where(sys._getframe(2)), now))
 
-    def effect(self, task: Task | None, target: Any, op: str) -> None:
-        """A shared effect of ``task``'s step beyond its opening one."""
+    def effect(self, task: Task | None, target: Any, op: str, access: str | None = None) -> None:
+        """A shared effect of ``task``'s step beyond its opening one (``access`` defaults
+        to how ``op`` touches its object)."""
         if self.steps is not None and task is not None and task.step is not None:
-            task.step.footprint.append(Effect(label_of(target), access_of(op), op))
+            task.step.footprint.append(
+                Effect(label_of(target), access_of(op) if access is None else access, op))

@@ -160,6 +160,8 @@ class ExploreResult:
     elapsed: float
     pruned: int = 0
     leaked_threads: list[str] = field(default_factory=list)
+    # What an exhausted search covered ("all interleavings at sync granularity (...)").
+    coverage: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -169,6 +171,8 @@ class ExploreResult:
         if self.failure is not None:
             return str(self.failure)
         space = "; the bounded space is exhausted" if self.exhausted else ""
+        if self.exhausted and self.coverage:
+            space += f": {self.coverage}"
         seed = "" if self.seed is None else f", seed {self.seed}"
         return (
             f"no failure in {self.schedules_run} schedule(s) (strategy {self.strategy}{seed}, "

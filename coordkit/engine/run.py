@@ -270,8 +270,13 @@ class Session:
                                                   footprints=footprints), per_run=True)
             except UncontrolledBlockingError as exc:
                 return self.abandoned(exc)
+        footprints = footprints or getattr(scheduler, "needs_footprints", False)
         scheduler.begin(run_index)
         ex = self._current = self.options.execution(scheduler, record=record, footprints=footprints)
+        if footprints and ex.recorder is not None and ex.recorder.steps is not None:
+            observe = getattr(scheduler, "observe", None)
+            if observe is not None:
+                observe(ex.recorder.steps)
         saved = fresh_thread_names()
         self._run_started = sync.real_monotonic()
         try:

@@ -41,7 +41,7 @@ from coordkit.engine.failures import (
     step_limit_failure,
     watchdog_failure,
 )
-from coordkit.engine.points import Point
+from coordkit.engine.points import ANY, READ, WRITE, Point, runs
 from coordkit.engine.record import Event, Recorder
 from coordkit.engine.task import (
     BLOCKED,
@@ -168,6 +168,7 @@ class Execution:
         self.preemptions = 0
         # What the run keeps beyond its outcome (None: nothing, as in an exploration's runs).
         self.recorder = Recorder(rows=record, footprints=footprints) if record or footprints else None
+        self._choices_at_step = 0  # len(choices) when the last step began (see _begin_step)
         self.failure: Failure | None = None
         self.finished = False
         self.killing = False
@@ -233,6 +234,9 @@ class Execution:
         if not daemon:
             self._nondaemon_alive += 1
         self._runnable += 1
+        if self.recorder is not None:  # tids are handed out in order: starts conflict
+            self.effect(runs(label), "start", WRITE)
+            self.effect("threads", "start", WRITE)
         return task
 
     def _task_main(self) -> None:
@@ -240,6 +244,8 @@ class Execution:
         assert task is not None
         if self.tracer is not None:
             self.tracer.install(self)
+        if self.recorder is not None:
+            self._begin_step(task)
         try:
             task.target()
         except Kill:
@@ -272,6 +278,9 @@ class Execution:
         task.pt = new_point((task.tid, "end", task.label, False, self.steps))
         if not task.daemon:
             self._nondaemon_alive -= 1
+            if self._nondaemon_alive == 0 and self.recorder is not None and any(
+                    t.state is not FINISHED for t in self.tasks if t is not task):
+                self.effect(ANY, "end of run")  # its daemons take no step after it (SCHED-31)
         if task.joiners:
             task.joiners.unpark_all(self)
 
@@ -372,14 +381,26 @@ class Execution:
         nxt = self._next(task)
         if nxt is not task:
             self._switch(nxt)
+        if self.recorder is not None:
+            self._begin_step(task)
 
-    def effect(self, target: Any, op: str) -> None:
+    def effect(self, target: Any, op: str, access: str | None = None) -> None:
         """Add a shared effect to the running thread's step beyond its opening one (a
         wait's release of the lock, a thread's end); nothing unless footprints are kept."""
         if self.recorder is not None:
-            self.recorder.effect(self.current, target, op)
+            self.recorder.effect(self.current, target, op, access)
+
+    def _begin_step(self, task: Task) -> None:
+        """``task`` runs again after a decision of ``_next``: a new step, tagged with the
+        choice point that picked it (None when it was the only thread that could run)."""
+        assert self.recorder is not None
+        n = len(self.choices)
+        self.recorder.begin(task, n - 1 if n > self._choices_at_step else None)
+        self._choices_at_step = n
 
     def _check_invariant(self, task: Task) -> None:
+        if self.recorder is not None:
+            self.effect(ANY, "invariant")  # it reads whatever it likes (SCHED-31)
         self._in_invariant = True
         try:
             failure = invariant_failure(self.invariant, self.steps, task)  # type: ignore[arg-type]
@@ -486,6 +507,8 @@ class Execution:
             return False
         if when > self.clock.now:
             self.clock.now = when
+        if self.recorder is not None:
+            self.effect(ANY, "clock")  # time passes because no thread can run (SCHED-31)
         for t in self.tasks:
             if t.state is BLOCKED and t.deadline is not None and t.deadline <= when:
                 self.wake(t, timed_out=True)
@@ -523,7 +546,11 @@ class Execution:
             queue.append(task)
         if self.recorder is not None:
             self.recorder.blocked(task, what, self.steps, self.clock.now)
+            self.effect(runs(task.label), "park", READ)
         self._switch(self._next(task))
+        if self.recorder is not None:
+            self._begin_step(task)
+            self.effect(runs(task.label), "resume", READ)
         return not task.timed_out
 
     def wake(self, task: Task, timed_out: bool = False) -> None:
@@ -537,6 +564,8 @@ class Execution:
                 pass
         task.state = RUNNABLE
         self._runnable += 1
+        if self.recorder is not None:
+            self.effect(runs(task.label), "wake", WRITE)
         task.parked_on = None
         task.deadline = None
         task.waiting_on = ""
@@ -570,7 +599,10 @@ class Execution:
         none): every ``IDLE_YIELDS_BEFORE_TIME_PASSES`` polls the clock moves on, by
         ``IDLE_TICK`` the first time and twice as far each time after, and a deadline it
         reaches comes.  So a deadline loop that waits with timeout 0 sees its deadline pass,
-        and sees it before a thread sleeping far longer wakes."""
+        and sees it before a thread sleeping far longer wakes.  Whether a poll counts
+        depends on every thread, so its step depends on everything (SCHED-31)."""
+        if self.recorder is not None:
+            self.effect(ANY, "poll")
         for t in self.tasks:
             if t.state is RUNNABLE and t is not task:
                 return

@@ -93,7 +93,14 @@ def explore(
     if isinstance(scheduler, DFSScheduler):
         seed = None  # a systematic search draws nothing at random: no seed to report
     return search.result(lambda session: search.loop(session, scheduler), scheduler.name, seed, shrink,
-                         exhausted=lambda: scheduler.exhausted)
+                         exhausted=lambda: scheduler.exhausted,
+                         coverage=lambda: _coverage(scheduler, granularity))
+
+
+def _coverage(scheduler: Scheduler, granularity: str) -> str | None:
+    """What an exhausted search covered, in the scheduler's words (SCHED-36)."""
+    coverage = getattr(scheduler, "coverage", None)
+    return coverage(granularity) if callable(coverage) else None
 
 
 class _Search:
@@ -136,7 +143,8 @@ class _Search:
         return None
 
     def result(self, find: Callable[[Session], Run | None], strategy: str, seed: int | None,
-               shrink: bool, *, exhausted: Callable[[], bool]) -> ExploreResult:
+               shrink: bool, *, exhausted: Callable[[], bool],
+               coverage: Callable[[], str | None] = lambda: None) -> ExploreResult:
         with Session(self.options, quiet=True) as session:
             try:
                 found = session.call(lambda: find(session), per_run=True)
@@ -156,6 +164,7 @@ class _Search:
             elapsed=sync.real_monotonic() - self.started,
             pruned=self.pruned,
             leaked_threads=self.leaked,
+            coverage=coverage() if exhausted() and found is None else None,
         )
 
     def report(self, session: Session, found: Run, shrink: bool, strategy: str,

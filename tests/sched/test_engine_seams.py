@@ -95,7 +95,9 @@ def _footprints(fn) -> list:
 def test_a_condition_wait_step_also_releases_its_lock():
     """ENGINE-3"""
     steps = _footprints(_handoff)
-    waits = [s for s in steps if s.point.op == "wait" and s.point.obj.startswith("Condition#")]
+    # (A step that resumes a wait opens with the wait's point too: it reads its wake-up.)
+    waits = [s for s in steps if s.point.op == "wait" and s.point.obj.startswith("Condition#")
+             and not any(e.op == "resume" for e in s.footprint)]
     assert waits, [s.point for s in steps]
     for step in waits:
         assert Effect(step.point.obj, WRITE, "wait") in step.footprint
@@ -111,8 +113,12 @@ def test_a_threads_last_step_also_ends_it():
     # T1 ends inside its last step (labelled with its last operation, not "end").
     assert any(e.obj == "T1" and s.point.thread == 1 and s.point.op != "end" for s, e in ends), ends
     join = [s for s in steps if s.point.op == "join"]
-    # The join is also the main thread's last step: it ends T0 too.
-    assert join and join[0].footprint == [Effect("T1", READ, "join"), Effect("T0", WRITE, "end")]
+    # The main thread's join waits for T1; the step that resumes it (a new step, opened
+    # by the same point) reads its wake-up and ends T0 (SCHED-31: the run ends with no
+    # thread left, so that end depends on nothing more).
+    assert join and join[0].footprint == [Effect("T1", READ, "join"), Effect("T0.run", READ, "park")]
+    assert join[-1].footprint == [Effect("T1", READ, "join"), Effect("T0.run", READ, "resume"),
+                                  Effect("T0", WRITE, "end")]
     assert any(a.conflicts_with(b) for a, _ in ends for b in join)
 
 

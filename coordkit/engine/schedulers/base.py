@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from coordkit.engine.points import Point
+    from coordkit.engine.points import Point, Step
 
 __all__ = ["PRUNE", "FinishedRun", "Scheduler"]
 
@@ -28,12 +29,20 @@ class Scheduler:
     default: no preemption), or ``PRUNE``; it may raise to stop the run (a replay
     that diverged).  ``end(run)`` sees the finished ``Run`` record and may raise
     for the same reason.  A scheduler never reaches into the runtime.
+
+    A scheduler whose ``needs_footprints`` is true gets every run's steps with their
+    footprints: ``observe(steps)`` hands it, before each run, the list the run appends
+    its steps to as they run (read it in ``choose``; it is the run's ``footprints``).
     """
 
     name = "scheduler"
+    needs_footprints = False
 
     def begin(self, run_index: int) -> None:
         """A new run starts."""
+
+    def observe(self, steps: Sequence[Step]) -> None:
+        """The steps of the run about to begin, as they run (``needs_footprints`` only)."""
 
     def choose(self, point: Point, enabled: list[Point]) -> int:
         raise NotImplementedError

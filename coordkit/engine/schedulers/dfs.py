@@ -1,58 +1,94 @@
-"""Bounded exhaustive search (stateless DFS with preemption bounding and sleep sets)."""
+"""Exhaustive search: DPOR with sleep sets, preemption bounding, iterative bounds.
+
+Stateless and depth-first: each run replays the path of choices so far, takes one
+not yet explored, and goes on with default choices; ``end`` picks the next.
+
+* **Unbounded** (``max_preemptions=None``): source-set DPOR with sleep sets
+  (Abdulla et al., POPL 2014).  After each run, the races between its steps
+  (``dpor.HappensBefore``, from the steps' footprints) say which other thread must
+  also be tried at which earlier choice point; sleep sets skip a thread whose
+  step commutes with everything run since it was tried.  Exhausting explores one
+  schedule of every equivalence class of interleavings (SCHED-33).  It searches
+  bound 0, 1, 2 first, so shallow bugs come first (SCHED-34).
+* **Bounded** (``max_preemptions=k``): every schedule with at most ``k``
+  preemptions, without reduction: a reduction that keeps one schedule per class
+  may keep one over the bound and drop the class (Coons et al., 2013), so a bound
+  is searched in full (SCHED-35).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from coordkit.engine.points import Point
+from coordkit.engine.dpor import HappensBefore
+from coordkit.engine.points import ANY, Effect, Point, Step, conflicting, stutters
 from coordkit.engine.schedulers.base import PRUNE, FinishedRun, Scheduler
 from coordkit.errors import TraceDivergedError
 
-__all__ = ["DFSScheduler"]
+__all__ = ["DFSScheduler", "ITERATIVE_BOUNDS"]
+
+# The bounds an unbounded search tries before it searches without one (SCHED-34).
+ITERATIVE_BOUNDS = (0, 1, 2)
+
+
+class _Waits:
+    """A guess, from the steps so far, at which threads would only begin to wait if run
+    now: those about to acquire a lock another thread holds, or to join a thread that
+    has not ended.  It only picks the default at a new choice point (any pick is sound:
+    DPOR tries the others where a race needs them), so a wrong guess costs schedules."""
+
+    def __init__(self) -> None:
+        self._seen = 0
+        self._held: dict[str, int] = {}
+        self._ended: set[str] = set()
+
+    def update(self, steps: Sequence[Step]) -> None:
+        for k in range(self._seen, len(steps)):
+            step = steps[k]
+            if stutters(step):
+                continue
+            for e in step.footprint:
+                if e.op == "acquire":
+                    self._held[e.obj] = step.thread
+                elif e.op == "release" and self._held.get(e.obj) == step.thread:
+                    del self._held[e.obj]
+                elif e.op == "end":
+                    self._ended.add(e.obj)
+        self._seen = len(steps)
+
+    def would_wait(self, p: Point) -> bool:
+        if p.op == "acquire":
+            return self._held.get(p.obj, p.thread) != p.thread
+        return p.op == "join" and p.obj not in self._ended
 
 
 @dataclass
 class _Node:
-    """One choice point on the current DFS path."""
+    """One choice point on the current path."""
 
-    tids: tuple[int, ...]
-    ops: tuple[tuple[str, str], ...]
-    current_runnable: bool
+    tids: tuple[int, ...]  # the threads that could run, in the runtime's order
+    current_runnable: bool  # choosing tids[1:] is a preemption
     preemptions_before: int
-    sleep: frozenset[int]
-    chosen: int = 0
+    step: int  # index of the step this choice begins
+    sleep: dict[int, list[Effect]]  # thread -> the step it would take: explored elsewhere
+    chosen: int = -1  # a thread id
+    backtrack: set[int] = field(default_factory=set)
     done: set[int] = field(default_factory=set)
+    taken: dict[int, list[Effect]] = field(default_factory=dict)  # thread -> its step here
+    forced: bool = False  # every other thread that could run here was asleep
 
-
-_READS = frozenset({"is_set", "locked", "empty", "qsize", "is_alive"})
-
-
-def _pending(p: Point) -> tuple[str, str]:
-    """What a thread is about to do, for the independence check.  A thread that has
-    not reached its first point yet may do anything before it: no object, so it
-    commutes with nothing."""
-    return (p.op, "" if p.op == "start" and p.obj == f"T{p.thread}" else p.obj)
-
-
-def _independent(a: tuple[str, str], b: tuple[str, str]) -> bool:
-    """Two pending operations commute: different objects, or both only read."""
-    (ka, ta), (kb, tb) = a, b
-    if ka == "sleep" or kb == "sleep":
-        return True
-    if not ta or not tb:
-        return False
-    if ta != tb:
-        return True
-    return ka in _READS and kb in _READS
+    def cost(self, tid: int) -> int:
+        return 1 if self.current_runnable and self.tids[0] != tid else 0
 
 
 class DFSScheduler(Scheduler):
-    """Bounded exhaustive search: every schedule with at most ``max_preemptions`` preemptions.
+    """Exhaustive search: every interleaving (``max_preemptions=None``) or every schedule
+    with at most ``max_preemptions`` preemptions.
 
-    Depth-first and stateless (each run replays the path so far, then takes the
-    first choice not yet explored).  Sleep sets prune schedules that only
-    reorder independent operations (two operations on different objects, or
-    two reads).  ``exhausted`` becomes True when the bounded space is covered.
+    ``sleep_sets=False`` turns the reduction off: every choice at every choice point
+    (an unreduced search, as a test oracle).  ``exhausted`` is True once the space is
+    covered; ``coverage(granularity)`` says what that space was.
     """
 
     name = "dfs"
@@ -62,33 +98,61 @@ class DFSScheduler(Scheduler):
             raise ValueError(f"max_preemptions must be >= 0 or None, got {max_preemptions!r}")
         self.max_preemptions = max_preemptions
         self.sleep_sets = sleep_sets
+        self._reduce = sleep_sets and max_preemptions is None
+        self._bounds: list[int | None] = (
+            [*ITERATIVE_BOUNDS, None] if self._reduce else [max_preemptions])
+        self._level = 0
         self._path: list[_Node] = []
         self._depth = 0
-        self._exhausted = False
         self._preemptions = 0
+        self._history: Sequence[Step] = ()
+        self._waits = _Waits()
+        self._fresh = 0  # the first step of the current run that no earlier run took
+        self._backtracked: _Node | None = None  # the node whose choice this run changed
+        self._redundant: int | None = None  # the step at which the run became a repeat
+        self._exhausted = False
+        self.schedules = 0  # runs of the last level (the one an exhausted search covered)
+        self.classes = 0  # of those, complete runs that were not redundant
         self.pruned = 0
+
+    @property
+    def needs_footprints(self) -> bool:
+        return self._reduce
+
+    @property
+    def bound(self) -> int | None:
+        """The preemption bound of the level being searched."""
+        return self._bounds[self._level]
 
     @property
     def exhausted(self) -> bool:
         return self._exhausted
 
+    def coverage(self, granularity: str) -> str | None:
+        """What an exhausted search covered (SCHED-36); None until it is exhausted."""
+        if not self._exhausted:
+            return None
+        if self.max_preemptions is not None:
+            return (f"all schedules with <= {self.max_preemptions} preemption(s) at {granularity} "
+                    f"granularity ({self.schedules} schedules)")
+        if not self._reduce:
+            return f"all interleavings at {granularity} granularity ({self.schedules} schedules)"
+        return (f"all interleavings at {granularity} granularity ({self.classes} equivalence "
+                f"classes in {self.schedules} schedules)")
+
+    def observe(self, steps: Sequence[Step]) -> None:
+        self._history = steps
+        self._waits = _Waits()
+
     def begin(self, run_index: int) -> None:
         self._depth = 0
         self._preemptions = 0
+        self._redundant = None
 
-    def _costs(self, node: _Node, idx: int) -> int:
-        return 1 if idx != 0 and node.current_runnable else 0
-
-    def _allowed(self, node: _Node, idx: int) -> bool:
-        if node.tids[idx] in node.sleep:
-            return False
-        if self.max_preemptions is None:
-            return True
-        return node.preemptions_before + self._costs(node, idx) <= self.max_preemptions
+    # -- one run ------------------------------------------------------------
 
     def choose(self, point: Point, enabled: list[Point]) -> int:
         d = self._depth
-        self._depth += 1
         tids = tuple(p.thread for p in enabled)
         if d < len(self._path):
             node = self._path[d]
@@ -102,50 +166,140 @@ class DFSScheduler(Scheduler):
             node = self._new_node(point, enabled, tids)
             if node is None:
                 return PRUNE
+            self._path.append(node)
+        self._depth += 1
         node.done.add(node.chosen)
-        self._preemptions += self._costs(node, node.chosen)
-        return node.chosen
+        self._preemptions += node.cost(node.chosen)
+        return tids.index(node.chosen)
 
     def _new_node(self, point: Point, enabled: list[Point], tids: tuple[int, ...]) -> _Node | None:
-        """Extend the path with a new choice point; None when no choice there is allowed."""
-        node = _Node(
-            tids=tids,
-            ops=tuple(_pending(p) for p in enabled),
-            current_runnable=point.thread in tids,
-            preemptions_before=self._preemptions,
-            sleep=self._child_sleep(),
-        )
-        self._path.append(node)
-        for idx in range(len(tids)):
-            if self._allowed(node, idx):
-                node.chosen = idx
-                return node
-        node.done.update(range(len(tids)))
-        return None
+        """A choice point no run has reached on this path; None to abandon the run (every
+        thread that could run is asleep, or over the bound)."""
+        sleep = self._sleep_here() if self._reduce else {}
+        if self._redundant is not None:
+            return None
+        node = _Node(tids, point.thread in tids, self._preemptions, len(self._history),
+                     {t: s for t, s in sleep.items() if t in tids})
+        allowed = [t for t in tids if self._allowed(node, t)]
+        if not allowed:
+            return None
+        node.chosen = allowed[0]
+        if self._reduce:
+            self._waits.update(self._history)
+            node.chosen = next((p.thread for p in enabled if p.thread in allowed
+                                and not self._waits.would_wait(p)), allowed[0])
+            node.forced = len(allowed) == 1
+        node.backtrack = {node.chosen} if self._reduce else set(allowed)
+        return node
 
-    def _child_sleep(self) -> frozenset[int]:
-        """Sleep set of a new node: siblings explored before the parent's choice, if independent."""
-        if not self.sleep_sets or not self._path:
-            return frozenset()
+    def _allowed(self, node: _Node, tid: int) -> bool:
+        if tid in node.sleep:
+            return False
+        bound = self.bound
+        return bound is None or node.preemptions_before + node.cost(tid) <= bound
+
+    def _sleep_here(self) -> dict[int, list[Effect]]:
+        """The sleep set at a new choice point: the parent's sleepers and the threads
+        explored before its choice, less those a step since then conflicts with.  A
+        sleeper that had to run makes the rest of the run a repeat (``_redundant``)."""
+        if not self._path:
+            return {}
         parent = self._path[-1]
-        chosen_op = parent.ops[parent.chosen]
-        asleep = set()
-        for idx, tid in enumerate(parent.tids):
-            if idx == parent.chosen:
-                continue
-            if (tid in parent.sleep or idx in parent.done) and _independent(parent.ops[idx], chosen_op):
-                asleep.add(tid)
-        return frozenset(asleep)
+        if (parent is self._backtracked or parent.forced) and parent.step < len(
+                self._history) and stutters(self._history[parent.step]):
+            # The thread tried here only began to wait: the state is the one it left, with
+            # that thread parked until the object is free, and the other threads here are
+            # explored (or asleep: explored elsewhere) (SCHED-32).
+            self._redundant = parent.step
+            return {}
+        sleep = dict(parent.sleep)
+        for t in parent.done:
+            if t != parent.chosen and t in parent.taken:
+                sleep[t] = parent.taken[t]
+        for k in range(parent.step, len(self._history)):
+            step = self._history[k]
+            if step.thread in sleep:
+                self._redundant = k
+                return {}
+            if stutters(step):
+                continue  # it changed nothing another thread could see (SCHED-32)
+            for t in [t for t, fp in sleep.items() if conflicting(fp, step.footprint)]:
+                del sleep[t]
+        return sleep
+
+    # -- after a run ----------------------------------------------------------
 
     def end(self, run: FinishedRun) -> None:
-        # Drop nodes deeper than this run reached, then backtrack to the deepest
-        # node with an allowed alternative.
-        del self._path[self._depth :]
+        del self._path[self._depth:]
+        self.schedules += 1
+        pruned = bool(getattr(run, "pruned", False))
+        if self._reduce:
+            steps = getattr(run, "footprints", None) or self._history
+            self._note_steps(steps)
+            if not pruned and self._redundant is None:
+                self.classes += 1
+            # The races of every step taken before the run became a repeat (SCHED-33).
+            self._add_backtracks(steps[:self._redundant])
+            if self._redundant is None:
+                self._cut_off(steps, failed=run.failure is not None)
+        if not self._backtrack():
+            self._next_level()
+
+    def _note_steps(self, steps: Sequence[Step]) -> None:
+        """Remember the step each node's chosen thread took (what a sleeper would do)."""
+        for node in self._path:
+            if node.step < len(steps) and node.chosen not in node.taken:
+                node.taken[node.chosen] = steps[node.step].footprint
+
+    def _add_backtracks(self, steps: Sequence[Step]) -> None:
+        """For each race of the run's new steps, make sure a thread that starts the
+        reversed schedule is tried at the choice point before the race's first step."""
+        hb = HappensBefore(steps, races_from=self._fresh)
+        for i, j in hb.races:
+            choice = steps[i].choice
+            if choice is None or choice >= len(self._path):
+                continue  # only one thread could run there: nothing to reverse
+            node = self._path[choice]
+            initials = hb.initials(i, j)
+            if initials & (node.backtrack | node.done):
+                continue
+            can = [t for t in node.tids if t in initials]
+            if not can:  # not expected: try every thread there rather than miss one
+                node.backtrack.update(node.tids)
+            else:
+                node.backtrack.add(steps[j].thread if steps[j].thread in can else can[0])
+
+    def _cut_off(self, steps: Sequence[Step], *, failed: bool) -> None:
+        """A run that ended (failed, or its last non-daemon thread ended) with other
+        threads able to run cut their next steps off: its last step races with each."""
+        if not steps:
+            return
+        last = steps[-1]
+        if last.choice is None or last.choice >= len(self._path):
+            return
+        if failed or any(e.obj == ANY and e.op == "end of run" for e in last.footprint):
+            node = self._path[last.choice]
+            node.backtrack.update(node.tids)
+
+    def _backtrack(self) -> bool:
+        """Move to the deepest choice point with a thread left to try; False when none."""
         while self._path:
             node = self._path[-1]
-            for idx in range(len(node.tids)):
-                if idx not in node.done and self._allowed(node, idx):
-                    node.chosen = idx
-                    return
+            for t in node.tids:
+                if t in node.backtrack and t not in node.done and self._allowed(node, t):
+                    node.chosen = t
+                    self._fresh = node.step
+                    self._backtracked = node
+                    return True
             self._path.pop()
+        return False
+
+    def _next_level(self) -> None:
+        """The level is exhausted: search the next bound, or the search is over."""
+        if self._level + 1 < len(self._bounds):
+            self._level += 1
+            self.schedules = self.classes = 0
+            self._fresh = 0
+            self._backtracked = None
+            return
         self._exhausted = True

@@ -1,0 +1,189 @@
+"""Happens-before over the steps of one run, and the races a DPOR search reverses.
+
+The steps of a run (``Run.footprints``, in the order they ran) are partially
+ordered: a step happens before a later one of the same thread (program order)
+and before a later step it conflicts with (``points.conflicting``: one object, at
+least one write; or either depends on everything).  The ordering is kept as a
+vector clock per step.
+
+A *race* (Abdulla et al., "Optimal Dynamic Partial Order Reduction", POPL 2014)
+is a pair of conflicting steps ``i < j`` of different threads ordered directly,
+not through a third step: running ``j``'s thread before ``i`` may reach a state
+no schedule equivalent to this run reaches.  A step that starts or wakes a thread
+orders that thread's next step without racing with it: the woken thread could not
+have gone first (SCHED-32).  A step that only began to wait on an object that wakes
+every waiter (``points.stutters``) reads that object, and races with nothing after
+it: running the later step first only lets the waiter do its operation later,
+which the step that resumes it does.  For the same reason a thread's end does not
+race with a join of it, nor an Event's set with a wait (``points.lets_proceed``).
+Two acquires of one lock race even when ordered through the release between them,
+so that the other order of the two critical sections is tried (as Nidhugg orders
+mutex locks).  ``initials(i, j)`` is the set of threads that can
+start such a reversed schedule from the state before ``i``: the source set.
+
+Pure functions of the steps: nothing here runs anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from coordkit.engine.points import ANY, READ, WRITE, Effect, Step, lets_proceed, stutters
+
+__all__ = ["HappensBefore"]
+
+_RUNS = ".run"
+
+
+class HappensBefore:
+    """The happens-before order of a run's ``steps``, and its races.
+
+    ``races_from`` (a step index) limits the races kept to those whose later step
+    is at or after it (the steps before it were analysed in an earlier run).
+    """
+
+    def __init__(self, steps: Sequence[Step], races_from: int = 0) -> None:
+        self.steps = steps
+        self.tid = [s.point.thread for s in steps]
+        nthreads = max(self.tid, default=-1) + 1
+        self._n = nthreads
+        self.pos: list[int] = []  # 1-based position of each step within its thread
+        self.clock: list[list[int]] = []
+        self.races: list[tuple[int, int]] = []
+        self._build(races_from)
+
+    def hb(self, i: int, j: int) -> bool:
+        """Step ``i`` happens before (or is) step ``j``."""
+        return i == j or (i < j and self.clock[j][self.tid[i]] >= self.pos[i])
+
+    def _build(self, races_from: int) -> None:
+        last = [-1] * self._n  # each thread's latest step
+        count = [0] * self._n
+        writer: dict[str, int] = {}
+        readers: dict[str, list[int]] = {}
+        last_any = -1
+        last_acquire: dict[str, int] = {}  # lock -> its latest acquire that did not wait
+        self.stutter = [stutters(s) for s in self.steps]
+        for j, step in enumerate(self.steps):
+            t = self.tid[j]
+            footprint = _as_read(step.footprint) if self.stutter[j] else step.footprint
+            deps, enablers, is_any = _dependencies(footprint, last, writer, readers, last_any)
+            preds = set(deps)
+            if last[t] >= 0:
+                preds.add(last[t])
+            clock = [0] * self._n
+            for k in preds:
+                ck = self.clock[k]
+                for u in range(self._n):
+                    if ck[u] > clock[u]:
+                        clock[u] = ck[u]
+            count[t] += 1
+            clock[t] = count[t]
+            self.clock.append(clock)
+            self.pos.append(count[t])
+            acquired = [] if self.stutter[j] else _acquired(step)
+            if j >= races_from:
+                candidates = {i for i in deps - enablers if not self.stutter[i]
+                              and not _only_lets_proceed(self.steps[i], step)}
+                self._races_into(j, candidates, preds)
+                self._lock_races(j, acquired, last_acquire)
+            for lock in acquired:
+                last_acquire[lock] = j
+            if is_any:
+                last_any = j
+            else:
+                _index(footprint, j, writer, readers)
+            last[t] = j
+
+    def _races_into(self, j: int, candidates: set[int], preds: set[int]) -> None:
+        """The races ``(i, j)``: a conflicting step ``i`` of another thread not ordered
+        before ``j`` through another of ``j``'s predecessors."""
+        t = self.tid[j]
+        for i in sorted(candidates):
+            if self.tid[i] == t:
+                continue
+            ti, pi = self.tid[i], self.pos[i]
+            if not any(k != i and self.clock[k][ti] >= pi for k in preds):
+                self.races.append((i, j))
+
+    def _lock_races(self, j: int, acquired: list[str], last_acquire: dict[str, int]) -> None:
+        """Acquire against acquire: the previous critical section of each lock ``j`` takes,
+        by another thread, races with ``j``'s."""
+        for lock in acquired:
+            i = last_acquire.get(lock)
+            if i is not None and self.tid[i] != self.tid[j] and (i, j) not in self.races:
+                self.races.append((i, j))
+
+    def initials(self, i: int, j: int) -> set[int]:
+        """The threads that can start ``v = notdep(i).j``: the steps after ``i`` that do
+        not happen after it, then ``j``; a thread is an initial when its first step in
+        ``v`` has no predecessor in ``v``."""
+        v = [k for k in range(i + 1, j) if not self.hb(i, k)]
+        v.append(j)
+        first: dict[int, int] = {}  # thread -> its first step in v
+        out = set()
+        for k in v:
+            u = self.tid[k]
+            if u in first:
+                continue
+            ck = self.clock[k]
+            if not any(ck[w] >= self.pos[m] for w, m in first.items()):
+                out.add(u)
+            first[u] = k
+        return out
+
+
+def _acquired(step: Step) -> list[str]:
+    return [e.obj for e in step.footprint if e.op == "acquire" and e.obj.startswith(("Lock#", "RLock#"))]
+
+
+def _only_lets_proceed(earlier: Step, later: Step) -> bool:
+    """Every conflict between the two steps is one where ``earlier`` only lets ``later``
+    proceed (``points.lets_proceed``): not a race."""
+    pairs = [(x, y) for x in earlier.footprint for y in later.footprint
+             if x.obj == y.obj and (x.access == WRITE or y.access == WRITE)]
+    if not pairs or any(e.obj == ANY for e in (*earlier.footprint, *later.footprint)):
+        return False
+    return all(lets_proceed(x, y) for x, y in pairs)
+
+
+def _as_read(footprint: list[Effect]) -> list[Effect]:
+    return [e._replace(access=READ) for e in footprint]
+
+
+def _dependencies(footprint: list[Effect], last: list[int], writer: dict[str, int],
+                  readers: dict[str, list[int]], last_any: int) -> tuple[set[int], set[int], bool]:
+    """The earlier steps a step with ``footprint`` conflicts with directly (enough to order
+    it after every step it conflicts with), those of them that started or woke its thread,
+    and whether it depends on everything."""
+    deps: set[int] = set()
+    enablers: set[int] = set()
+    is_any = any(e.obj == ANY for e in footprint)
+    if is_any:
+        deps.update(k for k in last if k >= 0)
+    for e in footprint:
+        if e.obj == ANY:
+            continue
+        w = writer.get(e.obj)
+        if w is not None:
+            deps.add(w)
+            if e.access == READ and e.obj.endswith(_RUNS):
+                enablers.add(w)
+        if e.access == WRITE:
+            deps.update(readers.get(e.obj, ()))
+    if last_any >= 0:
+        deps.add(last_any)
+    return deps, enablers, is_any
+
+
+def _index(footprint: list[Effect], j: int, writer: dict[str, int],
+           readers: dict[str, list[int]]) -> None:
+    """Record step ``j`` as the latest writer or a reader of each object it touched."""
+    written = {e.obj for e in footprint if e.access == WRITE}
+    for e in footprint:
+        if e.obj in written:
+            continue
+        readers.setdefault(e.obj, []).append(j)
+    for obj in written:
+        writer[obj] = j
+        readers[obj] = []

@@ -1,0 +1,121 @@
+"""The soundness oracle for DPOR (SCHED-37): an unreduced exhaustive search, and the
+set of outcomes a search reaches.
+
+``Enumerate`` tries every choice at every choice point (no sleep sets, no
+partial-order reduction, no bound): its own few lines, so that a bug in the reduced
+search cannot hide in a shared plain mode.  ``outcomes`` runs a program under a
+scheduler until the scheduler is exhausted and returns the set of outcomes: for a
+run that passed, what the program reported (``report(value)``); for one that
+failed, the failure kind and exception type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from coordkit.engine.points import Point
+from coordkit.engine.run import RunOptions, Session
+from coordkit.engine.schedulers import DFSScheduler, Scheduler
+
+_REPORTED: list[Any] = []
+
+
+def report(value: Any) -> None:
+    """What a program calls, at its end, with its final state (compared across searches)."""
+    _REPORTED.append(value)
+
+
+class Enumerate(Scheduler):
+    """Every choice at every choice point: the unreduced search."""
+
+    name = "enumerate"
+
+    def __init__(self) -> None:
+        self._prefix: list[int] = []
+        self._seen: list[tuple[int, int]] = []
+        self._k = 0
+        self.done = False
+
+    def begin(self, run_index: int) -> None:
+        self._k = 0
+        self._seen = []
+
+    def choose(self, point: Point, enabled: list[Point]) -> int:
+        k = self._k
+        self._k += 1
+        idx = self._prefix[k] if k < len(self._prefix) else 0
+        self._seen.append((len(enabled), idx))
+        return idx
+
+    def end(self, run: Any) -> None:
+        seen = self._seen
+        while seen and seen[-1][1] + 1 >= seen[-1][0]:
+            seen.pop()
+        if not seen:
+            self.done = True
+            return
+        _, last = seen.pop()
+        self._prefix = [c for _, c in seen] + [last + 1]
+
+    @property
+    def exhausted(self) -> bool:
+        return self.done
+
+
+def outcome(run: Any) -> tuple:
+    failure = run.failure
+    if failure is not None:
+        return ("failed", str(failure.kind), type(failure.exception).__name__)
+    return ("passed", _REPORTED[-1] if _REPORTED else None)
+
+
+def outcomes(program: Callable[[], Any], scheduler: Scheduler, *, granularity: str = "sync",
+             max_runs: int = 50_000, counted: Callable[[], bool] = lambda: True) -> tuple[set, int]:
+    """Run ``program`` under ``scheduler`` until it is exhausted: the set of outcomes of
+    the runs for which ``counted()`` held when they began (not abandoned ones), and the
+    number of runs."""
+    options = RunOptions(granularity=granularity, max_steps=2_000)
+    seen: set = set()
+    runs = 0
+    with Session(options, quiet=True) as session:
+
+        def loop() -> None:
+            nonlocal runs
+            while not scheduler.exhausted:
+                if runs >= max_runs:
+                    raise AssertionError(f"not exhausted in {max_runs} runs")
+                counts = counted()
+                _REPORTED.clear()
+                run = session.run(program, scheduler, run_index=runs)
+                runs += 1
+                if run.scheduler_error is not None:
+                    raise run.scheduler_error
+                if counts and not run.pruned:
+                    seen.add(outcome(run))
+
+        session.call(loop)
+    return seen, runs
+
+
+_UNREDUCED: dict[tuple[Callable[[], Any], str], tuple[set, int]] = {}
+
+
+def unreduced(program: Callable[[], Any], *, granularity: str = "sync",
+              max_runs: int = 50_000) -> tuple[set, int]:
+    """The outcomes of the unreduced search (kept: several tests ask for the same ones)."""
+    key = (program, granularity)
+    if key not in _UNREDUCED:
+        _UNREDUCED[key] = outcomes(program, Enumerate(), granularity=granularity, max_runs=max_runs)
+    return _UNREDUCED[key]
+
+
+def compare(program: Callable[[], Any], *, granularity: str = "sync",
+            max_runs: int = 50_000) -> tuple[set, set, int, int]:
+    """The outcomes of DPOR (its unbounded level) and of the unreduced search, with the
+    schedules each ran."""
+    dpor = DFSScheduler(max_preemptions=None)
+    reduced, reduced_runs = outcomes(program, dpor, granularity=granularity, max_runs=max_runs,
+                                     counted=lambda: dpor.bound is None)
+    full, full_runs = unreduced(program, granularity=granularity, max_runs=max_runs)
+    return reduced, full, reduced_runs, full_runs

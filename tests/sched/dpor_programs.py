@@ -1,0 +1,633 @@
+"""Small programs for the DPOR differential test (SCHED-37), each written to end by
+reporting what it observed.  Shared state is read or written under a lock, through a
+primitive, or after a join: outcomes differ only through synchronisation (programs
+with plain racing variables need memory footprints, issue 16; see ``RACY``)."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+from coordkit.errors import CancelledError, OutOfRangeError
+from coordkit.queues import FIFOQueue
+from tests.sched.dpor_oracle import report
+
+
+def _run(*targets) -> list[threading.Thread]:
+    threads = [threading.Thread(target=t) for t in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return threads
+
+
+def locked_appends():
+    lock, out = threading.Lock(), []
+
+    def w(i):
+        with lock:
+            out.append(i)
+        with lock:
+            out.append(i + 10)
+
+    _run(lambda: w(1), lambda: w(2))
+    report(tuple(out))
+
+
+def locked_read_across_condition_wait():
+    """The issue's case: a Condition.wait releases the lock inside the wait's step."""
+    lock = threading.Lock()
+    cond = threading.Condition(lock)
+    seen = []
+
+    def waiter():
+        with cond:
+            cond.wait(timeout=1.0)
+
+    def observer():
+        seen.append(lock.locked())
+
+    _run(waiter, observer)
+    report(tuple(seen))
+
+
+def try_acquire_across_default_condition_wait():
+    """The same with a default Condition (an RLock): another thread's try-acquire."""
+    cond = threading.Condition()
+    seen = []
+
+    def waiter():
+        with cond:
+            cond.wait(timeout=1.0)
+
+    def observer():
+        got = cond.acquire(blocking=False)
+        seen.append(got)
+        if got:
+            cond.release()
+
+    _run(waiter, observer)
+    report(tuple(seen))
+
+
+def is_alive_vs_last_step():
+    """A thread's last step ends it: another thread's is_alive() races with it."""
+    ev = threading.Event()
+    seen = []
+
+    def worker():
+        ev.set()
+
+    t = threading.Thread(target=worker)
+    t.start()
+    ev.wait()
+    seen.append(t.is_alive())
+    t.join()
+    report(tuple(seen))
+
+
+def join_with_timeout():
+    def worker():
+        time.sleep(1.0)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join(timeout=0.5)
+    first = t.is_alive()
+    t.join()
+    report((first, t.is_alive()))
+
+
+def join_timeout_vs_lock():
+    lock = threading.Lock()
+
+    def worker():
+        with lock:
+            pass
+
+    lock.acquire()
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join(timeout=0.1)
+    alive = t.is_alive()
+    lock.release()
+    t.join()
+    report(alive)
+
+
+def sleep_as_last_op():
+    lock, out = threading.Lock(), []
+
+    def a():
+        with lock:
+            out.append("a")
+        time.sleep(0.1)
+
+    def b():
+        with lock:
+            out.append("b")
+
+    ta = threading.Thread(target=a)
+    tb = threading.Thread(target=b)
+    ta.start()
+    tb.start()
+    alive = ta.is_alive()
+    tb.join()
+    ta.join()
+    report((tuple(out), alive))
+
+
+def sleepers_race_on_lock():
+    lock, out = threading.Lock(), []
+
+    def w(i, delay):
+        time.sleep(delay)
+        with lock:
+            out.append(i)
+
+    _run(lambda: w(1, 0.2), lambda: w(2, 0.1))
+    report(tuple(out))
+
+
+def notify_chooses_a_waiter():
+    """Two waiters, one notify: which one wakes depends on which began waiting first."""
+    cond = threading.Condition(threading.Lock())
+    woke = []
+
+    def waiter(i):
+        with cond:
+            cond.wait()
+            woke.append(i)
+
+    threads = [threading.Thread(target=waiter, args=(i,)) for i in (1, 2)]
+    for t in threads:
+        t.start()
+    time.sleep(1.0)  # both wait, in either order
+    with cond:
+        cond.notify()
+    time.sleep(1.0)
+    with cond:
+        first = tuple(woke)
+        cond.notify()
+    for t in threads:
+        t.join()
+    report(first)
+
+
+def notify_all_waiters():
+    cond = threading.Condition(threading.Lock())
+    state = {"go": False}
+    woke = []
+
+    def waiter():
+        with cond:
+            while not state["go"]:
+                if not cond.wait(timeout=0.5):
+                    woke.append("timeout")
+                    return
+            woke.append("go")
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    with cond:
+        state["go"] = True
+        cond.notify_all()
+    t.join()
+    report(tuple(woke))
+
+
+def condition_wait_for():
+    cond = threading.Condition()
+    box = {"n": 0}
+    got = []
+
+    def consumer():
+        with cond:
+            got.append(cond.wait_for(lambda: box["n"] >= 2, timeout=1.0))
+
+    def producer():
+        for _ in range(2):
+            with cond:
+                box["n"] += 1
+                cond.notify()
+
+    _run(consumer, producer)
+    report(tuple(got))
+
+
+def queue_put_get():
+    q = queue.Queue(maxsize=1)
+
+    def producer():
+        q.put(1)
+        q.put(2)
+
+    t = threading.Thread(target=producer)
+    t.start()
+    got = (q.get(), q.qsize())
+    t.join()
+    report(got)
+
+
+def queue_get_timeout():
+    q = queue.Queue()
+    got = []
+
+    def consumer():
+        try:
+            got.append(q.get(timeout=0.5))
+        except queue.Empty:
+            got.append("empty")
+
+    def producer():
+        time.sleep(0.5)
+        q.put("x")
+
+    _run(consumer, producer)
+    report((tuple(got), q.qsize()))
+
+
+def lifo_queue_order():
+    q = queue.LifoQueue()
+    out = []
+
+    def put(i):
+        q.put(i)
+
+    _run(lambda: put(1), lambda: put(2))
+    out.extend(q.get_nowait() for _ in range(2))
+    report(tuple(out))
+
+
+def simple_queue_timeout():
+    q = queue.SimpleQueue()
+    got = []
+
+    def consumer():
+        try:
+            got.append(q.get(timeout=0.2))
+        except queue.Empty:
+            got.append(None)
+
+    def producer():
+        q.put(1)
+
+    _run(consumer, producer)
+    report((tuple(got), q.qsize()))
+
+
+def fifo_queue_close_with_pending_dequeue():
+    """coordkit's own queue: close() while a dequeue may be waiting."""
+    q = FIFOQueue(1)
+    got = []
+
+    def consumer():
+        try:
+            got.append(q.dequeue())
+        except OutOfRangeError:
+            got.append("closed")
+
+    t = threading.Thread(target=consumer)
+    t.start()
+    q.close()
+    t.join()
+    report(tuple(got))
+
+
+def fifo_queue_close_cancels_pending_enqueue():
+    q = FIFOQueue(1)
+    out = []
+
+    def producer():
+        for i in (1, 2):
+            try:
+                q.enqueue(i)
+                out.append(i)
+            except CancelledError:
+                out.append(-i)
+
+    t = threading.Thread(target=producer)
+    t.start()
+    q.close(cancel_pending_enqueues=True)
+    t.join()
+    report((tuple(out), q.size()))
+
+
+def rlock_reentry():
+    r = threading.RLock()
+    out = []
+
+    def a():
+        with r:
+            out.append("a1")
+            with r:
+                out.append("a2")
+
+    def b():
+        with r:
+            out.append("b")
+
+    _run(a, b)
+    report(tuple(out))
+
+
+def barrier_indices():
+    barrier = threading.Barrier(2)
+    out = []
+
+    def w():
+        out.append(barrier.wait())
+
+    t = threading.Thread(target=w)
+    t.start()
+    mine = barrier.wait()
+    t.join()
+    report((mine, tuple(out)))
+
+
+def barrier_timeout_breaks():
+    barrier = threading.Barrier(2, timeout=0.5)
+    out = []
+
+    def w(delay):
+        time.sleep(delay)
+        try:
+            barrier.wait()
+            out.append("ok")
+        except threading.BrokenBarrierError:
+            out.append("broken")
+
+    _run(lambda: w(0.0), lambda: w(1.0))
+    report(tuple(sorted(out)))
+
+
+def semaphore_order():
+    sem = threading.Semaphore(1)
+    out = []
+
+    def w(i):
+        with sem:
+            out.append(i)
+
+    _run(lambda: w(1), lambda: w(2))
+    report(tuple(out))
+
+
+def semaphore_timeout():
+    sem = threading.Semaphore(0)
+    out = []
+
+    def taker():
+        out.append(sem.acquire(timeout=0.5))
+
+    def giver():
+        sem.release()
+
+    _run(taker, giver)
+    report(tuple(out))
+
+
+def event_set_clear_wait():
+    ev = threading.Event()
+    out = []
+
+    def setter():
+        ev.set()
+
+    def clearer():
+        ev.clear()
+
+    def waiter():
+        out.append(ev.wait(timeout=0.1))
+
+    _run(setter, clearer, waiter)
+    report((tuple(out), ev.is_set()))
+
+
+def event_wait_timeout_vs_sleep():
+    ev = threading.Event()
+    out = []
+
+    def waiter():
+        out.append(ev.wait(timeout=1.0))
+
+    def setter():
+        time.sleep(1.0)
+        ev.set()
+
+    _run(waiter, setter)
+    report(tuple(out))
+
+
+def lock_acquire_timeout():
+    lock = threading.Lock()
+    out = []
+
+    def holder():
+        with lock:
+            time.sleep(1.0)
+
+    def taker():
+        out.append(lock.acquire(timeout=0.5))
+        if out[-1]:
+            lock.release()
+
+    _run(holder, taker)
+    report(tuple(out))
+
+
+def try_acquire_pair():
+    lock = threading.Lock()
+    out = []
+
+    def w(i):
+        if lock.acquire(blocking=False):
+            out.append(i)
+            lock.release()
+
+    _run(lambda: w(1), lambda: w(2))
+    report(tuple(out))
+
+
+def lock_order_deadlock():
+    a, b = threading.Lock(), threading.Lock()
+
+    def ab():
+        with a, b:
+            pass
+
+    def ba():
+        with b, a:
+            pass
+
+    _run(ab, ba)
+    report("done")
+
+
+def missed_notify():
+    cond = threading.Condition()
+    flag = []
+
+    def waiter():
+        with cond:
+            if not flag:
+                cond.wait()
+
+    def notifier():
+        with cond:
+            flag.append(1)
+            cond.notify()
+
+    _run(waiter, notifier)
+    report("done")
+
+
+def enumerate_observer():
+    lock = threading.Lock()
+    seen = []
+
+    def worker():
+        with lock:
+            pass
+
+    t = threading.Thread(target=worker)
+    t.start()
+    seen.append(len(threading.enumerate()))
+    seen.append(threading.active_count())
+    t.join()
+    report(tuple(seen))
+
+
+def daemon_cut_off():
+    """The run ends when the main thread does: a daemon's steps after that never run."""
+    lock, out = threading.Lock(), []
+
+    def daemon():
+        with lock:
+            out.append("d")
+
+    threading.Thread(target=daemon, daemon=True).start()
+    with lock:
+        report(tuple(out))
+
+
+def yield_then_append():
+    lock, out = threading.Lock(), []
+
+    def w(i):
+        time.sleep(0)
+        with lock:
+            out.append(i)
+
+    _run(lambda: w(1), lambda: w(2))
+    report(tuple(out))
+
+
+def join_then_read():
+    box = {}
+
+    def worker():
+        box["x"] = 1
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    report(box["x"])
+
+
+def timer_vs_cancel():
+    out = []
+    lock = threading.Lock()
+
+    def fire():
+        with lock:
+            out.append("fired")
+
+    timer = threading.Timer(0.5, fire)
+    timer.start()
+    time.sleep(0.5)
+    timer.cancel()
+    timer.join()
+    report(tuple(out))
+
+
+def turn_taking():
+    cond = threading.Condition()
+    state = {"turn": 0}
+    order = []
+
+    def w(i):
+        with cond:
+            while state["turn"] != i:
+                if not cond.wait(timeout=1.0):
+                    order.append(f"t{i}")
+                    return
+            order.append(i)
+            state["turn"] += 1
+            cond.notify_all()
+
+    _run(lambda: w(1), lambda: w(0))
+    report(tuple(order))
+
+
+def exception_in_thread():
+    ev = threading.Event()
+
+    def a():
+        if not ev.is_set():
+            raise ValueError("a saw it unset")
+
+    def b():
+        ev.set()
+
+    _run(a, b)
+    report("done")
+
+
+PROGRAMS = [
+    locked_appends, locked_read_across_condition_wait,
+    try_acquire_across_default_condition_wait, is_alive_vs_last_step, join_with_timeout,
+    join_timeout_vs_lock, sleep_as_last_op, sleepers_race_on_lock, notify_chooses_a_waiter,
+    notify_all_waiters, condition_wait_for, queue_put_get, queue_get_timeout, lifo_queue_order,
+    simple_queue_timeout, fifo_queue_close_with_pending_dequeue,
+    fifo_queue_close_cancels_pending_enqueue, rlock_reentry, barrier_indices,
+    barrier_timeout_breaks, semaphore_order, semaphore_timeout, event_set_clear_wait,
+    event_wait_timeout_vs_sleep, lock_acquire_timeout, try_acquire_pair, lock_order_deadlock,
+    missed_notify, enumerate_observer, daemon_cut_off, yield_then_append, join_then_read,
+    timer_vs_cancel, turn_taking, exception_in_thread,
+]
+
+
+def racy_appends():
+    out = []
+
+    def w(i):
+        out.append(i)
+
+    _run(lambda: w(1), lambda: w(2))
+    report(tuple(out))
+
+
+def racy_flag_then_lock():
+    lock = threading.Lock()
+    box = {"flag": False, "seen": None}
+
+    def a():
+        box["flag"] = True
+        with lock:
+            pass
+
+    def b():
+        with lock:
+            pass
+        box["seen"] = box["flag"]
+
+    _run(a, b)
+    report(box["seen"])
+
+
+# Plain variables written by two threads without synchronisation: DPOR needs their
+# memory accesses in the footprints (issue 16) to tell these schedules apart.
+RACY = [racy_appends, racy_flag_then_lock]

@@ -1,0 +1,236 @@
+"""Step footprints, happens-before and the DPOR search (SCHED-30..36)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+import coordkit
+from coordkit.engine.dpor import HappensBefore
+from coordkit.engine.points import ANY, READ, WRITE, Effect, stutters
+from coordkit.engine.run import RunOptions, Session
+from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler
+from coordkit.engine.schedulers.dfs import ITERATIVE_BOUNDS
+from tests.sched import programs
+
+
+def _steps(fn, choices=(), **options):
+    with Session(RunOptions(**options)) as session:
+        run = session.run(fn, ReplayScheduler(list(choices), strict=False), footprints=True)
+    assert run.footprints is not None
+    return run, run.footprints
+
+
+def _any(step) -> bool:
+    return any(e.obj == ANY for e in step.footprint)
+
+
+def test_a_step_that_moves_the_clock_depends_on_everything():
+    """SCHED-31: the sleeper's deadline fires in the step of the last thread to park."""
+    def program():
+        t = threading.Thread(target=lambda: time.sleep(1.0))
+        t.start()
+        time.sleep(2.0)
+        t.join()
+
+    _, steps = _steps(program)
+    clock = [s for s in steps if Effect(ANY, WRITE, "clock") in s.footprint]
+    # Main sleeps first; T1's sleep parks the last thread: its step moves the clock to 1.0,
+    # and T1's end (nobody else can run) moves it to 2.0.
+    assert [(s.thread, s.point.op) for s in clock] == [(1, "sleep"), (1, "sleep")]
+    assert [s for s in steps if s.point.op == "sleep" and s.thread == 0 and not _any(s)]
+
+
+def test_a_poll_depends_on_everything():
+    """SCHED-31: sleep(0) and a wait already due poll."""
+    def program():
+        time.sleep(0)
+        threading.Event().wait(0)
+
+    _, steps = _steps(program)
+    polls = [s for s in steps if Effect(ANY, WRITE, "poll") in s.footprint]
+    assert {s.point.op for s in polls} == {"sleep", "wait"}
+
+
+def test_reading_every_thread_depends_on_everything():
+    """SCHED-31: threading.enumerate and active_count."""
+    _, steps = _steps(lambda: (threading.enumerate(), threading.active_count()))
+    assert [s.point.op for s in steps if _any(s)] == ["enumerate", "active_count"]
+
+
+def test_the_end_of_a_run_with_a_daemon_left_depends_on_everything():
+    """SCHED-31: a daemon that could still run takes no step after the main thread ends."""
+    def with_daemon():
+        threading.Thread(target=lambda: None, daemon=True).start()
+
+    def without():
+        t = threading.Thread(target=lambda: None)
+        t.start()
+        t.join()
+
+    _, steps = _steps(with_daemon)
+    assert Effect(ANY, WRITE, "end of run") in steps[-1].footprint
+    _, steps = _steps(without)
+    assert not any(_any(s) for s in steps)
+
+
+def test_an_invariant_makes_every_step_depend_on_everything():
+    """SCHED-31: it runs at every point, in the step that point ends, which then comes
+    before or after every other step."""
+    run, steps = _steps(programs.locked_counter, invariant=lambda: True)
+    checks = [e for s in steps for e in s.footprint if e == Effect(ANY, WRITE, "invariant")]
+    assert len(checks) == run.steps > 0
+
+
+@programs.needs_line_granularity
+def test_a_line_step_depends_on_everything_while_memory_is_not_traced():
+    """SCHED-31: without memory footprints a line's accesses are unknown."""
+    _, steps = _steps(programs.lost_update, granularity="line")
+    lines = [s for s in steps if s.point.op in ("line", "store")]
+    assert lines and all(_any(s) for s in lines)
+
+
+def test_starting_and_waking_a_thread_orders_its_next_step():
+    """SCHED-30, SCHED-32: the start writes T1.run, T1's first step reads it; a release
+    that wakes a waiter writes its .run, the resumed step reads it."""
+    def program():
+        lock, ev = threading.Lock(), threading.Event()
+
+        def worker():
+            ev.set()
+            lock.acquire()  # held by the main thread: T1 waits
+
+        lock.acquire()
+        t = threading.Thread(target=worker)
+        t.start()
+        ev.wait()
+        lock.release()
+        t.join()
+
+    _, steps = _steps(program)
+    starts = [s for s in steps if Effect("T1.run", WRITE, "start") in s.footprint]
+    first = next(s for s in steps if s.thread == 1)
+    assert starts and first.footprint == [Effect("T1.run", READ, "begin")]
+    release = next(s for s in steps if s.point.op == "release")
+    assert Effect("T1.run", WRITE, "wake") in release.footprint
+    resumed = [s for s in steps if s.thread == 1 and Effect("T1.run", READ, "resume") in s.footprint]
+    assert resumed and resumed[0].point.op == "acquire"
+    blocked = next(s for s in steps if s.thread == 1 and s.point.op == "acquire")
+    assert stutters(blocked) and not stutters(resumed[0])
+    hb = HappensBefore(steps)
+    assert hb.hb(release.index, resumed[0].index)
+    assert (release.index, resumed[0].index) not in hb.races
+
+
+def test_a_condition_wait_is_not_a_stutter():
+    """SCHED-32: it releases the lock, which another thread sees."""
+    def program():
+        cond = threading.Condition(threading.Lock())
+        with cond:
+            cond.wait(0.5)
+
+    _, steps = _steps(program)
+    wait = next(s for s in steps if s.point.op == "wait")
+    assert any(e.op == "park" for e in wait.footprint) and not stutters(wait)
+
+
+def test_is_alive_races_with_the_threads_last_step():
+    """SCHED-30, SCHED-33: the issue's case, as a race DPOR reverses."""
+    def program():
+        t = threading.Thread(target=lambda: None)
+        t.start()
+        t.is_alive()
+        t.join()
+
+    _, steps = _steps(program, [1])  # T1 runs (and ends) first
+    end = next(s for s in steps if Effect("T1", WRITE, "end") in s.footprint)
+    alive = next(s for s in steps if s.point.op == "is_alive")
+    assert (end.index, alive.index) in HappensBefore(steps).races
+
+
+def test_unbounded_search_tries_shallow_bounds_first():
+    """SCHED-34"""
+    scheduler = DFSScheduler(max_preemptions=None)
+    bounds = [scheduler.bound]
+    result = coordkit.explore(programs.locked_counter,
+                              strategy=_Watching(scheduler, bounds), max_schedules=100_000)
+    assert result.ok and result.exhausted
+    assert sorted(set(bounds), key=lambda b: -1 if b is None else b) == [None, *ITERATIVE_BOUNDS]
+    assert bounds[0] == 0 and bounds[-1] is None
+
+
+class _Watching(DFSScheduler):
+    """Delegates to a DFSScheduler and notes the bound of each run."""
+
+    def __init__(self, inner: DFSScheduler, bounds: list) -> None:
+        super().__init__(max_preemptions=None)
+        self.__dict__.update(inner.__dict__)
+        self._bounds_seen = bounds
+
+    def begin(self, run_index: int) -> None:
+        self._bounds_seen.append(self.bound)
+        super().begin(run_index)
+
+
+@programs.needs_line_granularity
+def test_unbounded_dfs_finds_a_shallow_lost_update_at_a_low_bound():
+    """SCHED-34: the 3x3 lost update (one preemption) is found before the unbounded level."""
+    def counter():
+        box = [0]
+
+        def inc():
+            for _ in range(3):
+                v = box[0]
+                box[0] = v + 1
+
+        ts = [threading.Thread(target=inc) for _ in range(3)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        assert box[0] == 9, "lost update"
+
+    result = coordkit.explore(counter, strategy="dfs", max_preemptions=None, granularity="line",
+                              max_schedules=5_000)
+    assert result.failure is not None and result.failure.preemptions <= 2
+    assert result.failure.schedules_run < 2_000
+
+
+@pytest.mark.parametrize("bound", [0, 1, 2])
+def test_a_bounded_search_runs_every_schedule_within_the_bound(bound):
+    """SCHED-35: unreduced; the count equals the reduced-off search's at that bound."""
+    counts = []
+    for sleep_sets in (True, False):
+        result = coordkit.explore(lambda: programs.locked_counter(2, 2), max_schedules=100_000,
+                                  strategy=DFSScheduler(bound, sleep_sets=sleep_sets))
+        assert result.ok and result.exhausted
+        counts.append(result.schedules_run)
+        assert result.coverage == (f"all schedules with <= {bound} preemption(s) at sync "
+                                   f"granularity ({result.schedules_run} schedules)")
+    assert counts[0] == counts[1]
+
+
+def test_an_exhausted_search_says_what_it_covered():
+    """SCHED-36"""
+    result = coordkit.explore(lambda: programs.locked_counter(2, 2), strategy="dfs",
+                              max_preemptions=None, max_schedules=100_000)
+    assert result.exhausted
+    assert result.coverage == "all interleavings at sync granularity (6 equivalence classes in " \
+        f"{result.coverage.split(' in ')[1].split()[0]} schedules)"
+    assert result.coverage in str(result)
+    cut = coordkit.explore(lambda: programs.locked_counter(2, 2), strategy="dfs",
+                           max_preemptions=None, max_schedules=3)
+    assert not cut.exhausted and cut.coverage is None
+    assert coordkit.explore(programs.lock_order_deadlock, strategy="dfs",
+                            max_preemptions=None).coverage is None  # it failed
+
+
+def test_three_threads_three_locked_increments_are_the_lock_orders():
+    """SCHED-33: 9!/(3!3!3!) = 1,680 orders of the critical sections, the floor for any
+    sound reduction, and DPOR's classes are exactly those."""
+    result = coordkit.explore(programs.locked_counter, strategy="dfs", max_preemptions=None,
+                              max_schedules=100_000)
+    assert result.ok and result.exhausted
+    assert result.coverage is not None and "(1680 equivalence classes" in result.coverage
