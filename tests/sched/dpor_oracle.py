@@ -71,30 +71,32 @@ def outcome(run: Any) -> tuple:
 
 
 def outcomes(program: Callable[[], Any], scheduler: Scheduler, *, granularity: str = "sync",
-             max_runs: int = 50_000, counted: Callable[[], bool] = lambda: True) -> tuple[set, int]:
+             max_runs: int = 50_000, counted: Callable[[], bool] = lambda: True,
+             session: Session | None = None) -> tuple[set, int]:
     """Run ``program`` under ``scheduler`` until it is exhausted: the set of outcomes of
     the runs for which ``counted()`` held when they began (not abandoned ones), and the
     number of runs."""
-    options = RunOptions(granularity=granularity, max_steps=2_000)
+    if session is None:
+        with Session(RunOptions(granularity=granularity, max_steps=2_000), quiet=True) as session:
+            return outcomes(program, scheduler, max_runs=max_runs, counted=counted, session=session)
     seen: set = set()
     runs = 0
-    with Session(options, quiet=True) as session:
 
-        def loop() -> None:
-            nonlocal runs
-            while not scheduler.exhausted:
-                if runs >= max_runs:
-                    raise AssertionError(f"not exhausted in {max_runs} runs")
-                counts = counted()
-                _REPORTED.clear()
-                run = session.run(program, scheduler, run_index=runs)
-                runs += 1
-                if run.scheduler_error is not None:
-                    raise run.scheduler_error
-                if counts and not run.pruned:
-                    seen.add(outcome(run))
+    def loop() -> None:
+        nonlocal runs
+        while not scheduler.exhausted:
+            if runs >= max_runs:
+                raise AssertionError(f"not exhausted in {max_runs} runs")
+            counts = counted()
+            _REPORTED.clear()
+            run = session.run(program, scheduler, run_index=runs)
+            runs += 1
+            if run.scheduler_error is not None:
+                raise run.scheduler_error
+            if counts and not run.pruned:
+                seen.add(outcome(run))
 
-        session.call(loop)
+    session.call(loop)
     return seen, runs
 
 
@@ -102,11 +104,12 @@ _UNREDUCED: dict[tuple[Callable[[], Any], str], tuple[set, int]] = {}
 
 
 def unreduced(program: Callable[[], Any], *, granularity: str = "sync",
-              max_runs: int = 50_000) -> tuple[set, int]:
+              max_runs: int = 50_000, session: Session | None = None) -> tuple[set, int]:
     """The outcomes of the unreduced search (kept: several tests ask for the same ones)."""
     key = (program, granularity)
     if key not in _UNREDUCED:
-        _UNREDUCED[key] = outcomes(program, Enumerate(), granularity=granularity, max_runs=max_runs)
+        _UNREDUCED[key] = outcomes(program, Enumerate(), granularity=granularity, max_runs=max_runs,
+                                   session=session)
     return _UNREDUCED[key]
 
 
@@ -114,8 +117,10 @@ def compare(program: Callable[[], Any], *, granularity: str = "sync",
             max_runs: int = 50_000) -> tuple[set, set, int, int]:
     """The outcomes of DPOR (its unbounded level) and of the unreduced search, with the
     schedules each ran."""
-    dpor = DFSScheduler(max_preemptions=None)
-    reduced, reduced_runs = outcomes(program, dpor, granularity=granularity, max_runs=max_runs,
-                                     counted=lambda: dpor.bound is None)
-    full, full_runs = unreduced(program, granularity=granularity, max_runs=max_runs)
+    with Session(RunOptions(granularity=granularity, max_steps=2_000), quiet=True) as session:
+        full, full_runs = unreduced(program, granularity=granularity, max_runs=max_runs,
+                                    session=session)
+        dpor = DFSScheduler(max_preemptions=None)
+        reduced, reduced_runs = outcomes(program, dpor, max_runs=max_runs, session=session,
+                                         counted=lambda: dpor.bound is None)
     return reduced, full, reduced_runs, full_runs
