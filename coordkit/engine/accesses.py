@@ -39,7 +39,8 @@ from typing import Any, NamedTuple
 
 from coordkit.engine.points import READ, WRITE
 
-__all__ = ["ANY", "Site", "access_sites", "location_of", "site_key"]
+__all__ = ["ANY", "Frame", "Site", "access_sites", "describe", "location_of", "owner_name",
+           "site_key"]
 
 ANY = "<any>"  # the field of an access to a whole container
 _UNKNOWN = None
@@ -65,7 +66,8 @@ class Site(NamedTuple):
 
     ``kind`` is ``"attr"``, ``"item"``, ``"global"``, ``"cell"``, ``"method"`` (a
     method of an object, which is an access to the whole object when it is a
-    container) or ``"iter"``; ``owner`` and ``key`` are the operands as symbolic
+    container), ``"iter"`` or ``"with"`` (entering a context manager: no access, but
+    it names the object used); ``owner`` and ``key`` are the operands as symbolic
     expressions (``None`` when unknown); ``key`` is also the hash that names the
     site in a trace.
     """
@@ -99,7 +101,7 @@ _FIXED = {
     "STORE_ATTR": (2, 0), "DELETE_ATTR": (1, 0), "BINARY_SLICE": (3, 1), "STORE_SLICE": (4, 0),
     "STORE_GLOBAL": (1, 0), "STORE_DEREF": (1, 0), "DELETE_GLOBAL": (0, 0),
     "DELETE_DEREF": (0, 0), "LOAD_METHOD": (1, 2), "LOAD_CLOSURE": (0, 1),
-    "LOAD_ASSERTION_ERROR": (0, 1), "LOAD_BUILD_CLASS": (0, 1),
+    "LOAD_ASSERTION_ERROR": (0, 1), "LOAD_BUILD_CLASS": (0, 1), "BEFORE_WITH": (1, 2),
 }
 _BINARY_PREFIXES = ("BINARY_", "INPLACE_")  # 3.10's one instruction per operator
 
@@ -260,6 +262,8 @@ def _site_of(stack: _Stack, ins: dis.Instruction) -> tuple[str, str, str, Any, A
         return ("item", READ, "in", stack.peek(1), stack.peek(2))
     if op == "GET_ITER":
         return ("iter", READ, "iter", stack.peek(1), ANY)
+    if op in ("BEFORE_WITH", "SETUP_WITH"):
+        return ("with", READ, "with", stack.peek(1), None)
     if op in ("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL"):
         return ("global", READ if op == "LOAD_GLOBAL" else WRITE, ins.argval, None, None)
     if op in ("LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF"):

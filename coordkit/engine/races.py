@@ -18,6 +18,7 @@ True, an ``is_set()`` that returned False).
 
 from __future__ import annotations
 
+import os
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ from typing import Any
 from coordkit.engine.accesses import ANY, describe, owner_name
 from coordkit.engine.points import WRITE
 
-__all__ = ["Access", "Race", "RaceDetector"]
+__all__ = ["Access", "Race", "RaceDetector", "format_stack"]
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class _Record:
     __slots__ = ("access", "clock", "describe", "site", "stack", "thread", "tid")
 
     def __init__(self, tid: int, clock: int, access: str, thread: str, site: int,
-                 stack: tuple[str, ...], describe: Any) -> None:
+                 stack: tuple[tuple[str, int, str], ...], describe: Any) -> None:
         self.tid = tid
         self.clock = clock
         self.access = access
@@ -85,6 +86,11 @@ class _Shadow:
     def __init__(self) -> None:
         self.write: _Record | None = None
         self.reads: dict[int, _Record] = {}
+
+
+def format_stack(stack: tuple[tuple[str, int, str], ...]) -> tuple[str, ...]:
+    """``file.py:LINE in function`` for each ``(file, line, function)``, innermost first."""
+    return tuple(f"{os.path.basename(file)}:{line} in {name}" for file, line, name in stack)
 
 
 def _join(into: list[int], other: list[int]) -> None:
@@ -149,7 +155,7 @@ class RaceDetector:
     # -- memory ---------------------------------------------------------------
 
     def access(self, tid: int, owner: Any, field: Any, keep: Any, access: str, thread: str,
-               site: Any, stack: tuple[str, ...]) -> None:
+               site: Any, stack: tuple[tuple[str, int, str], ...]) -> None:
         """Thread ``tid`` reads or writes ``field`` of ``owner`` (``ANY``: every field) at
         ``site`` (an ``accesses.Site``); ``keep`` is the owner object, held while the run lasts."""
         if keep is not None and id(keep) not in self._alive:
@@ -204,8 +210,8 @@ class RaceDetector:
         owner, field = second.describe
         race = Race(
             describe(second.site, owner, field),
-            Access(first.thread, first.access, first.stack),
-            Access(second.thread, second.access, second.stack),
+            Access(first.thread, first.access, format_stack(first.stack)),
+            Access(second.thread, second.access, format_stack(second.stack)),
             (first.site.site_key, second.site.site_key),
         )
         if race.identity not in self._seen:

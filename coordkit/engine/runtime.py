@@ -46,7 +46,7 @@ from coordkit.engine.failures import (
     step_limit_failure,
     watchdog_failure,
 )
-from coordkit.engine.frames import is_machinery, user_frame, where
+from coordkit.engine.frames import is_machinery, user_frame
 from coordkit.engine.points import WRITE, Point, access_of, label_of
 from coordkit.engine.races import RaceDetector
 from coordkit.engine.record import Event, Recorder
@@ -336,10 +336,9 @@ class Execution:
                 frame = task.glet.gr_frame if task.glet is not None else None
                 if _is_coordkits(task, frame):
                     continue  # coordkit's own thread (a join watcher): not the program's work
-                at = f" at {where(frame)}" if frame is not None else " before it first ran"
-                self.warn(f"daemon thread {task.name!r} was still running when the program "
-                          f"returned{at}; it was stopped there, and what it would have done "
-                          "next was not explored (join it before returning)")
+                self.warn(f"daemon thread {task.name!r} could still run when the program "
+                          "returned; it was stopped, and what it would have done next was not "
+                          "explored (stop and join it before returning)")
 
     def drive(self) -> None:
         """Open-ended mode: run runnable threads until none can run, or a failure."""
@@ -434,7 +433,7 @@ class Execution:
         if self.races is not None and self.current is not None:
             self.races.synchronise(self.current.tid, label_of(target), access_of(op))
 
-    def access(self, owner: Any, field: Any, keep: Any, site: Any, stack: tuple[str, ...]) -> None:
+    def access(self, owner: Any, field: Any, keep: Any, site: Any, stack: tuple[Any, ...]) -> None:
         """The running thread reads or writes shared memory (``site.access``): ``field``
         of ``owner`` (see ``accesses.location_of``), reached through ``stack``."""
         task = self.current

@@ -22,13 +22,20 @@ records accesses.
 
 from __future__ import annotations
 
+import _thread
 import dis
 import os
+import queue
 import sys
 import sysconfig
+import threading
+import time
 from typing import TYPE_CHECKING, Any
 
+from coordkit import sync
 from coordkit.engine.accesses import Frame, Site, access_sites, location_of
+from coordkit.engine.points import READ
+from coordkit.engine.races import format_stack
 from coordkit.engine.runtime import current_execution
 
 if TYPE_CHECKING:
@@ -114,35 +121,118 @@ def _point(ex: Execution, kind: str = "line", target: str = "") -> None:
             _enter_tracing(_get_tstate())
 
 
-def _stack(frame: Any) -> tuple[str, ...]:
+def _stack(frame: Any) -> tuple[tuple[str, int, str], ...]:
+    """Up to ``STACK_DEPTH`` frames of the user's code, innermost first, as ``(file, line,
+    function)``: formatted only if a race is reported."""
     out = []
     f = frame
     while f is not None and len(out) < STACK_DEPTH:
         code = f.f_code
         if is_user_code(code):
-            out.append(f"{os.path.basename(code.co_filename)}:{f.f_lineno} in {code.co_name}")
+            out.append((code.co_filename, f.f_lineno, code.co_name))
         f = f.f_back
     return tuple(out)
 
 
 def _access(ex: Execution, site: Site, frame: Any) -> None:
-    """Hand the access at ``site`` to the run, if the location can be named."""
-    where = location_of(site, Frame(frame))
+    """Hand the access at ``site`` to the run, if the location can be named; warn (once per
+    site and run) when it uses something the run does not control."""
+    named = Frame(frame)
+    if site.kind in _ESCAPE_KINDS and site.site_key not in ex.tracer.checked:
+        ex.tracer.checked.add(site.site_key)
+        escape = _escape(site, named)
+        if escape is not None:
+            stack = format_stack(_stack(frame))
+            ex.warn(escape.format(where=stack[0] if stack else "?"))
+    where = location_of(site, named)
     if where is not None:
         owner, field, keep = where
         ex.access(owner, field, keep, site, _stack(frame))
 
 
+# What a run cannot control when the program uses it: the real clock (a function bound
+# before the run, as ``from time import monotonic`` binds it) and synchronisation objects
+# created before the run (their waits are real).  Captured when coordkit is imported,
+# before any run patches the stdlib.
+_REAL_CLOCKS = {id(f): f"time.{f.__name__}" for f in (
+    sync.real_monotonic, sync.real_time, sync.real_perf_counter, sync.real_sleep,
+    time.monotonic_ns, time.time_ns, time.perf_counter_ns)}
+_REAL_LOCK = _thread.LockType
+_REAL_RLOCK = type(_thread.RLock())
+_REAL_SYNC = (_REAL_LOCK, _REAL_RLOCK, threading.Condition, threading.Event,
+              threading.Semaphore, threading.BoundedSemaphore)
+_CLOCK_WARNING = ("{name}, bound before the run, is called at {{where}}: it reads the real clock, "
+                  "not the run's virtual one (call {name} through the module instead)")
+_SYNC_WARNING = ("a real {name} created before the run is used at {{where}}: its waits are "
+                 "real, not scheduled, so the run cannot explore them (create it inside the "
+                 "program)")
+
+
+_ESCAPE_KINDS = frozenset({"global", "attr", "method", "with"})
+
+
+def _escape(site: Site, frame: Frame) -> str | None:
+    """A warning template (with ``{where}``) when ``site`` uses a real clock or a real
+    synchronisation object, or None."""
+    if site.access != READ or site.kind not in ("global", "attr", "method", "with"):
+        return None
+    if site.kind in ("method", "with"):
+        owner = frame.value(site.owner)
+        if isinstance(owner, _REAL_SYNC) or _holds_real_lock(owner):
+            return _SYNC_WARNING.format(name=_sync_name(owner))
+    if site.kind == "global":
+        value = frame.value(("global", site.name))
+    elif site.kind == "with" or site.owner is None:
+        return None
+    else:
+        value = frame.value(("attr", site.owner, site.name))
+    name = _REAL_CLOCKS.get(id(value))
+    return None if name is None else _CLOCK_WARNING.format(name=name)
+
+
+def _holds_real_lock(obj: Any) -> bool:
+    """A ``queue.Queue`` or ``threading.Barrier`` made before the run (over real locks)."""
+    if isinstance(obj, queue.Queue):
+        return isinstance(getattr(obj, "mutex", None), _REAL_SYNC)
+    if isinstance(obj, threading.Barrier):
+        return isinstance(getattr(obj, "_cond", None), _REAL_SYNC)
+    return False
+
+
+def _sync_name(obj: Any) -> str:
+    kind = type(obj)
+    if kind is _REAL_LOCK:
+        return "threading.Lock"
+    if kind is _REAL_RLOCK:
+        return "threading.RLock"
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
 class Tracer:
     """What one run traces (see the module's docstring)."""
 
-    __slots__ = ("accesses", "lines", "racing")
+    __slots__ = ("_offsets", "accesses", "checked", "lines", "racing")
 
     def __init__(self, *, lines: bool = False, accesses: bool = False,
                  racing: frozenset[int] = frozenset()) -> None:
         self.lines = lines
         self.accesses = accesses
         self.racing = racing if SWITCHES else frozenset()
+        self._offsets: dict[Any, frozenset[int]] = {}
+        self.checked: set[int] = set()  # sites checked for escapes (see _escape)
+
+    def offsets(self, code: Any) -> frozenset[int]:
+        """The byte offsets of ``code`` at which this tracer acts."""
+        known = self._offsets.get(code)
+        if known is None:
+            found = set(shared_stores(code)) if self.lines else set()
+            sites = access_sites(code)
+            if self.accesses:
+                found.update(sites)
+            elif self.racing:
+                found.update(o for o, s in sites.items() if s.site_key in self.racing)
+            known = self._offsets[code] = frozenset(found)
+        return known
 
     @property
     def mode(self) -> tuple[bool, bool, frozenset[int]]:
@@ -150,12 +240,7 @@ class Tracer:
 
     def wants(self, code: Any) -> bool:
         """True when ``code`` has an instruction this tracer acts on."""
-        if self.lines and shared_stores(code):
-            return True
-        if self.accesses:
-            return bool(access_sites(code))
-        racing = self.racing
-        return bool(racing) and any(s.site_key in racing for s in access_sites(code).values())
+        return bool(self.offsets(code))
 
     def instruction(self, ex: Execution, code: Any, offset: int, frame: Any) -> bool:
         """The instruction at ``offset`` is about to run; False when there is nothing to do
@@ -267,15 +352,19 @@ if sys.version_info >= (3, 12):
 
 else:
 
-    def _local_trace(frame: Any, event: str, arg: Any) -> Any:
-        ex = current_execution()
-        if ex is None or ex.tracer is None:
-            return _local_trace
-        if event == "opcode":
-            ex.tracer.instruction(ex, frame.f_code, frame.f_lasti, frame)
-        elif event == "line" and ex.tracer.lines:
-            _point(ex)
-        return _local_trace
+    def _local_trace(ex: Execution, tracer: Tracer, offsets: frozenset[int]) -> Any:
+        """The trace function of one frame: every opcode event comes here, so it does as
+        little as it can where the tracer has nothing to do."""
+
+        def trace(frame: Any, event: str, arg: Any) -> Any:
+            if event == "opcode":
+                if frame.f_lasti in offsets:
+                    tracer.instruction(ex, frame.f_code, frame.f_lasti, frame)
+            elif event == "line":
+                _point(ex)
+            return trace
+
+        return trace
 
     def _global_trace(frame: Any, event: str, arg: Any) -> Any:
         if event != "call" or not is_user_code(frame.f_code):
@@ -284,12 +373,13 @@ else:
         if ex is None or ex.tracer is None:
             return None
         tracer = ex.tracer
+        offsets = tracer.offsets(frame.f_code)
         frame.f_trace_lines = tracer.lines
-        if tracer.wants(frame.f_code):
+        if offsets:
             frame.f_trace_opcodes = True
         elif not tracer.lines:
             return None
-        return _local_trace
+        return _local_trace(ex, tracer, offsets)
 
     def unavailable() -> str | None:
         return None
