@@ -12,9 +12,9 @@ not through a third step: running ``j``'s thread before ``i`` may reach a state
 no schedule equivalent to this run reaches.  A step that starts or wakes a thread
 orders that thread's next step without racing with it: the woken thread could not
 have gone first (SCHED-32).  A step that only began to wait on an object that wakes
-every waiter (``points.stutters``) reads that object, and races with nothing after
-it: running the later step first only lets the waiter do its operation later,
-which the step that resumes it does.  For the same reason a thread's end does not
+every waiter (``points.stutters``) reads that object, and neither races with nor orders
+anything after it: running a later step first only lets the waiter do its operation
+later, which the step that resumes it does.  For the same reason a thread's end does not
 race with a join of it, nor an Event's set with a wait (``points.lets_proceed``).
 Two acquires of one lock race even when ordered through the release between them,
 so that the other order of the two critical sections is tried (as Nidhugg orders
@@ -62,7 +62,8 @@ class HappensBefore:
         writer: dict[str, int] = {}
         readers: dict[str, list[int]] = {}
         last_any = -1
-        last_acquire: dict[str, int] = {}  # lock -> its latest acquire that did not wait
+        last_acquire: dict[str, int] = {}  # lock -> the acquire that began its latest hold
+        holds: dict[str, list[int]] = {}  # lock -> [holder, how many times it holds it]
         self.stutter = [stutters(s) for s in self.steps]
         for j, step in enumerate(self.steps):
             t = self.tid[j]
@@ -81,7 +82,7 @@ class HappensBefore:
             clock[t] = count[t]
             self.clock.append(clock)
             self.pos.append(count[t])
-            acquired = [] if self.stutter[j] else _acquired(step)
+            acquired = [] if self.stutter[j] else _holds_begun(step, holds)
             if j >= races_from:
                 candidates = {i for i in deps - enablers if not self.stutter[i]
                               and not _only_lets_proceed(self.steps[i], step)}
@@ -91,7 +92,7 @@ class HappensBefore:
                 last_acquire[lock] = j
             if is_any:
                 last_any = j
-            else:
+            elif not self.stutter[j]:  # a stutter orders nothing of another thread's
                 _index(footprint, j, writer, readers)
             last[t] = j
 
@@ -133,8 +134,29 @@ class HappensBefore:
         return out
 
 
-def _acquired(step: Step) -> list[str]:
-    return [e.obj for e in step.footprint if e.op == "acquire" and e.obj.startswith(("Lock#", "RLock#"))]
+def _holds_begun(step: Step, holds: dict[str, list[int]]) -> list[str]:
+    """The locks ``step`` took while they were free, keeping ``holds`` (each held lock's
+    holder and depth) up to date.  An RLock's re-entry begins no hold; an acquire while
+    another thread holds the lock did not take it (a try that failed, or a wait that
+    timed out)."""
+    begun = []
+    t = step.thread
+    waits = any(e.op == "park" for e in step.footprint)  # a Condition.wait lets go entirely
+    for e in step.footprint:
+        if not e.obj.startswith(("Lock#", "RLock#")):
+            continue
+        held = holds.get(e.obj)
+        if e.op == "acquire":
+            if held is None:
+                holds[e.obj] = [t, 1]
+                begun.append(e.obj)
+            elif held[0] == t:
+                held[1] += 1
+        elif e.op == "release" and held is not None and held[0] == t:
+            held[1] = 0 if waits else held[1] - 1
+            if not held[1]:
+                del holds[e.obj]
+    return begun
 
 
 def _only_lets_proceed(earlier: Step, later: Step) -> bool:

@@ -27,12 +27,13 @@ Two kinds of effect are not about one object:
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 __all__ = [
     "ANY", "READ", "WRITE", "Effect", "Point", "Step", "access_of", "label_of", "opening_effects",
-    "conflicting", "runs",
+    "conflicting", "conflicting_across_runs", "memory_label", "runs",
     "lets_proceed", "stutters",
 ]
 
@@ -176,6 +177,37 @@ class Step:
         """True when the order of the two steps can change what the program sees: they
         touch one object and at least one writes it, or either depends on everything."""
         return conflicting(self.footprint, other.footprint)
+
+
+_MODULE_GLOBALS: dict[int, str] = {}  # id of a module's globals -> the module's name
+_MODULES_SEEN = [0]
+
+
+def memory_label(owner: Any) -> str:
+    """The object a memory access of ``owner`` (an ``id``, or a closure cell's key) names:
+    a module's globals by the module (the same in every run), a closure cell by its key,
+    any other object by its ``id`` (``mem:<id>``, which only holds within one run)."""
+    if type(owner) is int:
+        if len(sys.modules) != _MODULES_SEEN[0]:
+            _MODULES_SEEN[0] = len(sys.modules)
+            _MODULE_GLOBALS.update({id(m.__dict__): name for name, m in list(sys.modules.items())
+                                    if hasattr(m, "__dict__")})
+        name = _MODULE_GLOBALS.get(owner)
+        if name is not None:
+            return f"mem:globals:{name}"
+    return f"mem:{owner!r}"
+
+
+def conflicting_across_runs(a: list[Effect], b: list[Effect]) -> bool:
+    """``conflicting`` for footprints of two runs: an object named by its ``id`` in one run
+    may be another object in the other, so any two accesses of such objects (one a write)
+    conflict."""
+    return conflicting(_coarse(a), _coarse(b))
+
+
+def _coarse(footprint: list[Effect]) -> list[Effect]:
+    return [e._replace(obj="mem:") if e.obj[4:5].isdigit() and e.obj.startswith("mem:") else e
+            for e in footprint]
 
 
 def conflicting(a: list[Effect], b: list[Effect]) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from coordkit.engine.races import Race
 from coordkit.engine.run import MAX_STEPS, Run
 from coordkit.engine.runtime import Event, Failure
 from coordkit.engine.trace import Schedule
@@ -66,6 +67,7 @@ class RunReport:
                 fail_on_thread_exception=options.fail_on_thread_exception,
                 max_steps=None if options.max_steps == MAX_STEPS else options.max_steps,
                 invariant=run.failure is not None and run.failure.kind == FailureKind.INVARIANT,
+                racing=tuple(sorted(run.racing)),
             ),
             failure=run.failure,
             steps=run.steps,
@@ -120,6 +122,9 @@ class FoundFailure:
     target: str = "fn"
     invariant: str | None = None  # the invariant's name, when that is what failed
     thread: str | None = None  # the thread that raised, for an exception
+    # After shrinking, what a bounded search below its preemptions showed (SCHED-39):
+    # "minimal (k preemptions)" or "k preemptions, none found with fewer in N schedules".
+    minimality: str | None = None
 
     @property
     def preemptions(self) -> int:
@@ -136,7 +141,8 @@ class FoundFailure:
             f"schedule(s) (strategy {self.strategy}"
             + (f", seed {self.seed}" if self.seed is not None else "")
             + f"); shrunk from {self.original_preemptions} to {self.preemptions} preemption(s) "
-            f"in {self.shrink_runs} runs."
+            f"in {self.shrink_runs} runs"
+            + (f": {self.minimality}." if self.minimality else ".")
         )
         parts = [head, "", f"  {self.message}"]
         if self.kind == FailureKind.EXCEPTION and self.thread is not None:
@@ -160,6 +166,12 @@ class ExploreResult:
     elapsed: float
     pruned: int = 0
     leaked_threads: list[str] = field(default_factory=list)
+    # What the search looked at, and what it could not see.
+    granularity: str = "sync"
+    races: list[Race] = field(default_factory=list)  # unordered accesses seen (races="report")
+    race_runs: int = 0  # runs in which races were looked for
+    racing_sites: int = 0  # sites scheduled because they raced (auto granularity)
+    warnings: list[str] = field(default_factory=list)
     # What an exhausted search covered ("all interleavings at sync granularity (...)").
     coverage: str | None = None
 
@@ -167,17 +179,32 @@ class ExploreResult:
     def ok(self) -> bool:
         return self.failure is None
 
+    def looked_at(self) -> str:
+        """One line: the granularity, and where races were looked for."""
+        what = f"{self.granularity} granularity"
+        if self.granularity == "auto":
+            what += f" ({self.racing_sites} racing site(s) scheduled)"
+        if self.race_runs:
+            what += (f"; races looked for in {self.race_runs} of {self.schedules_run} run(s), "
+                     f"{len(self.races)} found")
+        return what
+
     def __str__(self) -> str:
         if self.failure is not None:
-            return str(self.failure)
-        space = "; the bounded space is exhausted" if self.exhausted else ""
-        if self.exhausted and self.coverage:
-            space += f": {self.coverage}"
-        seed = "" if self.seed is None else f", seed {self.seed}"
-        return (
-            f"no failure in {self.schedules_run} schedule(s) (strategy {self.strategy}{seed}, "
-            f"{self.elapsed:.2f}s){space}"
-        )
+            text = str(self.failure)
+        else:
+            space = "; the bounded space is exhausted" if self.exhausted else ""
+            if self.exhausted and self.coverage:
+                space += f": {self.coverage}"
+            seed = "" if self.seed is None else f", seed {self.seed}"
+            verdict = "no failure" if not self.warnings else "no failure seen (but see the warnings)"
+            text = (f"{verdict} in {self.schedules_run} schedule(s) (strategy {self.strategy}{seed}, "
+                    f"{self.elapsed:.2f}s){space}\nlooked at: {self.looked_at()}")
+        for race in self.races:
+            text += f"\n{race}"
+        for warning in self.warnings:
+            text += f"\nwarning: {warning}"
+        return text
 
 
 def render_table(events: Sequence, thread_names: Sequence[str], *, failing_step: int | None = None,

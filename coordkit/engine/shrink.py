@@ -14,9 +14,9 @@ from coordkit import sync
 from coordkit.engine.report import same_failure
 from coordkit.engine.run import Session
 from coordkit.engine.runtime import Failure
-from coordkit.engine.schedulers import ReplayScheduler
+from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler
 
-__all__ = ["shrink"]
+__all__ = ["confirm_minimal", "shrink"]
 
 Fails = Callable[[list[int]], bool]
 
@@ -139,3 +139,34 @@ def _smaller_values(best: list[int], fails: Fails, budget: _Budget) -> list[int]
                 best, improved = candidate, True
                 break
     return best if improved else None
+
+
+def _preemptions(k: int) -> str:
+    return f"{k} preemption{'' if k == 1 else 's'}"
+
+
+def confirm_minimal(session: Session, fn: Callable[[], object], failure: Failure,
+                    choices: list[int], preemptions: int, *, max_runs: int,
+                    time_budget: float) -> tuple[list[int], str, int]:
+    """Search every schedule with fewer than ``preemptions`` preemptions (bounded DFS,
+    SCHED-39) for the same failure, again below each one found.  Returns the choices to
+    report (the one with the fewest preemptions found), what the searches showed, and the
+    runs they took."""
+    budget = _Budget(max_runs, time_budget)
+    while preemptions > 0:
+        scheduler = DFSScheduler(max_preemptions=preemptions - 1)
+        found = None
+        while found is None and not scheduler.exhausted and budget.left():
+            budget.runs += 1
+            run = session.run(fn, scheduler, run_index=budget.runs)
+            if run.scheduler_error is not None:
+                break
+            if same_failure(failure, run.failure):
+                found = run
+        if found is None:
+            if scheduler.exhausted:
+                break
+            return choices, (f"{_preemptions(preemptions)}, none found with fewer in "
+                             f"{budget.runs} schedules"), budget.runs
+        choices, preemptions = _trimmed(found.choice_values), found.preemptions
+    return choices, f"minimal ({_preemptions(preemptions)})", budget.runs

@@ -1,7 +1,7 @@
 """Small programs for the DPOR differential test (SCHED-37), each written to end by
-reporting what it observed.  Shared state is read or written under a lock, through a
-primitive, or after a join: outcomes differ only through synchronisation (programs
-with plain racing variables need memory footprints, issue 16; see ``RACY``)."""
+reporting what it observed.  In ``PROGRAMS`` shared state is read or written under a
+lock, through a primitive, or after a join; in ``RACY`` two threads race on plain
+variables, which DPOR tells apart through the memory accesses in the footprints."""
 
 from __future__ import annotations
 
@@ -628,6 +628,5 @@ def racy_flag_then_lock():
     report(box["seen"])
 
 
-# Plain variables written by two threads without synchronisation: DPOR needs their
-# memory accesses in the footprints (issue 16) to tell these schedules apart.
+# Plain variables written by two threads without synchronisation.
 RACY = [racy_appends, racy_flag_then_lock]

@@ -9,7 +9,7 @@ import pytest
 
 import coordkit
 from coordkit.engine.dpor import HappensBefore
-from coordkit.engine.points import ANY, READ, WRITE, Effect, stutters
+from coordkit.engine.points import ANY, READ, WRITE, Effect, Point, opening_effects, stutters
 from coordkit.engine.run import RunOptions, Session
 from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler
 from coordkit.engine.schedulers.dfs import ITERATIVE_BOUNDS
@@ -84,12 +84,26 @@ def test_an_invariant_makes_every_step_depend_on_everything():
     assert len(checks) == run.steps > 0
 
 
+def test_a_line_step_depends_on_everything_unless_memory_is_traced():
+    """SCHED-31: without a tracer's report a line's accesses are unknown."""
+    line = Point(1, "line")
+    assert opening_effects(line, "T1", memory_traced=False) == [Effect(ANY, WRITE, "line")]
+    assert opening_effects(line, "T1", memory_traced=True) == []
+
+
 @programs.needs_line_granularity
-def test_a_line_step_depends_on_everything_while_memory_is_not_traced():
-    """SCHED-31: without memory footprints a line's accesses are unknown."""
-    _, steps = _steps(programs.lost_update, granularity="line")
-    lines = [s for s in steps if s.point.op in ("line", "store")]
-    assert lines and all(_any(s) for s in lines)
+@pytest.mark.parametrize("granularity", ["line", "sync"])
+def test_steps_report_their_memory_accesses(granularity):
+    """SCHED-30: with footprints, the tracer reports each step's reads and writes of shared
+    memory, one object per owner: the lost update's read and write of ``box[0]``."""
+    _, steps = _steps(programs.lost_update, granularity=granularity)
+    box = {e.obj for s in steps if s.thread in (1, 2) for e in s.footprint
+           if e.obj.startswith("mem:") and e.access == WRITE}
+    assert len(box) == 1
+    (obj,) = box
+    accesses = [(s.thread, e.access) for s in steps for e in s.footprint if e.obj == obj]
+    assert {(1, READ), (1, WRITE), (2, READ), (2, WRITE)} <= set(accesses)
+    assert not any(_any(s) for s in steps if s.point.op in ("line", "store"))
 
 
 def test_starting_and_waking_a_thread_orders_its_next_step():
@@ -112,7 +126,7 @@ def test_starting_and_waking_a_thread_orders_its_next_step():
     _, steps = _steps(program)
     starts = [s for s in steps if Effect("T1.run", WRITE, "start") in s.footprint]
     first = next(s for s in steps if s.thread == 1)
-    assert starts and first.footprint == [Effect("T1.run", READ, "begin")]
+    assert starts and first.footprint[0] == Effect("T1.run", READ, "begin")
     release = next(s for s in steps if s.point.op == "release")
     assert Effect("T1.run", WRITE, "wake") in release.footprint
     resumed = [s for s in steps if s.thread == 1 and Effect("T1.run", READ, "resume") in s.footprint]
@@ -154,7 +168,7 @@ def test_unbounded_search_tries_shallow_bounds_first():
     """SCHED-34"""
     scheduler = DFSScheduler(max_preemptions=None)
     bounds = [scheduler.bound]
-    result = coordkit.explore(programs.locked_counter,
+    result = coordkit.explore(lambda: programs.locked_counter(2, 2), granularity="sync",
                               strategy=_Watching(scheduler, bounds), max_schedules=100_000)
     assert result.ok and result.exhausted
     assert sorted(set(bounds), key=lambda b: -1 if b is None else b) == [None, *ITERATIVE_BOUNDS]
@@ -204,7 +218,8 @@ def test_a_bounded_search_runs_every_schedule_within_the_bound(bound):
     counts = []
     for sleep_sets in (True, False):
         result = coordkit.explore(lambda: programs.locked_counter(2, 2), max_schedules=100_000,
-                                  strategy=DFSScheduler(bound, sleep_sets=sleep_sets))
+                                  strategy=DFSScheduler(bound, sleep_sets=sleep_sets),
+                                  granularity="sync")
         assert result.ok and result.exhausted
         counts.append(result.schedules_run)
         assert result.coverage == (f"all schedules with <= {bound} preemption(s) at sync "
@@ -215,7 +230,7 @@ def test_a_bounded_search_runs_every_schedule_within_the_bound(bound):
 def test_an_exhausted_search_says_what_it_covered():
     """SCHED-36"""
     result = coordkit.explore(lambda: programs.locked_counter(2, 2), strategy="dfs",
-                              max_preemptions=None, max_schedules=100_000)
+                              max_preemptions=None, max_schedules=100_000, granularity="sync")
     assert result.exhausted
     assert result.coverage == "all interleavings at sync granularity (6 equivalence classes in " \
         f"{result.coverage.split(' in ')[1].split()[0]} schedules)"
@@ -231,6 +246,6 @@ def test_three_threads_three_locked_increments_are_the_lock_orders():
     """SCHED-33: 9!/(3!3!3!) = 1,680 orders of the critical sections, the floor for any
     sound reduction, and DPOR's classes are exactly those."""
     result = coordkit.explore(programs.locked_counter, strategy="dfs", max_preemptions=None,
-                              max_schedules=100_000)
+                              max_schedules=100_000, granularity="sync")
     assert result.ok and result.exhausted
     assert result.coverage is not None and "(1680 equivalence classes" in result.coverage

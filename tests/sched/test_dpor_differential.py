@@ -24,10 +24,10 @@ def test_dpor_reaches_every_outcome_the_unreduced_search_reaches(program):
                              f"({reduced_runs} vs {full_runs} schedules)")
 
 
-@pytest.mark.xfail(strict=False, reason="memory footprints land with issue 16")
 @pytest.mark.parametrize("program", dpor_programs.RACY, ids=lambda p: p.__name__)
 def test_dpor_on_plain_shared_variables(program):
-    """SCHED-37: racing plain variables need memory accesses in the footprints."""
+    """SCHED-37, SCHED-30: racing plain variables: the footprints hold the memory accesses
+    the race detector's tracer reports."""
     reduced, full, _, _ = compare(program)
     assert reduced == full
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from coordkit.engine.dpor import HappensBefore
-from coordkit.engine.points import ANY, Effect, Point, Step, conflicting, stutters
+from coordkit.engine.points import ANY, Effect, Point, Step, conflicting_across_runs, stutters
 from coordkit.engine.schedulers.base import PRUNE, FinishedRun, Scheduler
 from coordkit.errors import TraceDivergedError
 
@@ -223,7 +223,7 @@ class DFSScheduler(Scheduler):
                 return {}
             if stutters(step):
                 continue  # it changed nothing another thread could see (SCHED-32)
-            for t in [t for t, fp in sleep.items() if conflicting(fp, step.footprint)]:
+            for t in [t for t, fp in sleep.items() if conflicting_across_runs(fp, step.footprint)]:
                 del sleep[t]
         return sleep
 

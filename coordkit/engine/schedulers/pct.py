@@ -1,4 +1,4 @@
-"""Probabilistic Concurrency Testing."""
+"""Probabilistic Concurrency Testing over choice points."""
 
 from __future__ import annotations
 
@@ -12,12 +12,16 @@ __all__ = ["PCTScheduler"]
 
 
 class PCTScheduler(Scheduler):
-    """Probabilistic Concurrency Testing (Burckhardt et al., 2010) with bug depth ``depth``.
+    """Probabilistic Concurrency Testing (Burckhardt et al., ASPLOS 2010) with bug depth
+    ``depth``, over choice points (SCHED-38).
 
-    Threads get random distinct priorities; the highest-priority runnable thread
-    runs; at ``depth - 1`` random steps the running thread drops below every
-    initial priority.  A bug of depth d is found with probability at least
-    1/(n * k^(d-1)) per run for n threads and k steps.
+    Threads get random distinct priorities; the highest-priority runnable thread runs;
+    at ``depth - 1`` change points the running thread drops below every initial
+    priority.  Change points are drawn among the choice points of a run (the points
+    with two or more runnable threads: where a drop can change who runs), numbered
+    1..k, where k is the most choice points a run of this program has had so far.  A
+    bug of depth d is then found with probability at least 1/(n * k^(d-1)) per run
+    for n threads, once k is known (after the first run).
     """
 
     name = "pct"
@@ -28,18 +32,19 @@ class PCTScheduler(Scheduler):
         self.seed = seed
         self.depth = depth
         self._rng = random.Random()
-        self._max_steps_seen = 32
+        self.k = 1  # the most choice points a run has had (learned)
         self._priority: dict[int, float] = {}
         self._change_points: dict[int, int] = {}
+        self._choice = 0  # choice points reached in this run
 
     def begin(self, run_index: int) -> None:
         rng = self._rng
         rng.seed(f"{self.seed}:{run_index}")
         self._priority = {}
-        k = self._max_steps_seen
-        points = rng.sample(range(1, k + 1), min(self.depth - 1, k))
-        # Later change points drop further: the i-th gets priority depth - i (< depth).
-        self._change_points = {step: self.depth - 1 - i for i, step in enumerate(sorted(points))}
+        self._choice = 0
+        points = rng.sample(range(1, self.k + 1), min(self.depth - 1, self.k))
+        # Later change points drop further: the i-th gets priority depth - 1 - i (< depth).
+        self._change_points = {c: self.depth - 1 - i for i, c in enumerate(sorted(points))}
 
     def _prio(self, tid: int) -> float:
         p = self._priority.get(tid)
@@ -48,11 +53,12 @@ class PCTScheduler(Scheduler):
         return p
 
     def choose(self, point: Point, enabled: list[Point]) -> int:
+        self._choice += 1
         cur = point.thread
-        drop = self._change_points.pop(point.step, None)
+        drop = self._change_points.pop(self._choice, None)
         if drop is not None:
             self._priority[cur] = min(drop, self._prio(cur))  # a drop never raises
-        if point.yielding and len(enabled) > 1:
+        if point.yielding:
             # A yield (sleep(0)) steps aside: below every other thread, until it changes.
             self._priority[cur] = min(self._prio(p.thread) for p in enabled) - 1.0
         best, best_p = 0, -math.inf
@@ -63,4 +69,4 @@ class PCTScheduler(Scheduler):
         return best
 
     def end(self, run: FinishedRun) -> None:
-        self._max_steps_seen = max(self._max_steps_seen, run.steps)
+        self.k = max(self.k, len(run.choices))

@@ -1,0 +1,158 @@
+"""Exhaustive search: DPOR against the unreduced search, side by side (issue 17).
+
+For each program, in one run: the schedules the unreduced search needs (every
+choice at every choice point: ``DFSScheduler(None, sleep_sets=False)``), the
+schedules DPOR runs (``strategy="dfs", max_preemptions=None``: bounds 0, 1, 2, then
+unbounded) and the equivalence classes it reports, the seconds each took, and
+whether the two reached the same set of outcomes (final state, failure kind).  Then
+the time unbounded ``dfs`` takes to find a 3x3 lost update.  A search that does not
+finish within ``--budget`` seconds is printed as such.
+
+    python benchmarks/dpor.py            # ~1-2 min on 2 cores
+    python benchmarks/dpor.py --budget 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import coordkit  # noqa: E402
+
+SEEN: set = set()
+
+
+def locked_counter(nthreads: int, increments: int) -> Callable[[], None]:
+    def program() -> None:
+        box = [0]
+        lock = threading.Lock()
+
+        def inc() -> None:
+            for _ in range(increments):
+                with lock:
+                    box[0] += 1
+
+        threads = [threading.Thread(target=inc) for _ in range(nthreads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        SEEN.add(box[0])
+
+    return program
+
+
+def one_slot_buffer() -> None:
+    """Two producers and two consumers over a one-slot buffer guarded by a Condition."""
+    cond = threading.Condition()
+    slot: list = []
+    got: list = []
+
+    def produce(i: int) -> None:
+        with cond:
+            while slot:
+                cond.wait()
+            slot.append(i)
+            cond.notify_all()
+
+    def consume() -> None:
+        with cond:
+            while not slot:
+                cond.wait()
+            got.append(slot.pop())
+            cond.notify_all()
+
+    threads = [threading.Thread(target=produce, args=(i,)) for i in (1, 2)]
+    threads += [threading.Thread(target=consume) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    SEEN.add(tuple(got))
+
+
+def lost_update_3x3() -> None:
+    box = [0]
+
+    def inc() -> None:
+        for _ in range(3):
+            v = box[0]
+            box[0] = v + 1
+
+    threads = [threading.Thread(target=inc) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert box[0] == 9, f"lost update: {box[0]}"
+
+
+def search(fn: Callable[[], None], strategy, granularity: str, budget: float):
+    """(schedules, classes or None, seconds, outcomes, exhausted)."""
+    SEEN.clear()
+    started = time.perf_counter()
+    result = coordkit.explore(fn, strategy=strategy, max_schedules=10_000_000,
+                              time_budget=budget, granularity=granularity, shrink=False)
+    seconds = time.perf_counter() - started
+    classes = None
+    if result.coverage and "equivalence classes" in result.coverage:
+        classes = int(result.coverage.split("(")[1].split()[0])
+    outcomes = set(SEEN)
+    if result.failure is not None:
+        outcomes.add(("failed", str(result.failure.kind)))
+    return result.schedules_run, classes, seconds, outcomes, result.exhausted
+
+
+def row(name: str, fn: Callable[[], None], granularity: str, budget: float) -> str:
+    full = search(fn, coordkit.DFSScheduler(None, sleep_sets=False), granularity, budget)
+    reduced = search(fn, coordkit.DFSScheduler(None), granularity, budget)
+
+    def runs(r) -> str:
+        return f"{r[0]:,}" + ("" if r[4] else f" (not done in {budget:g}s)")
+
+    equal = "yes" if full[4] and reduced[4] and full[3] == reduced[3] else (
+        "n/a" if not (full[4] and reduced[4]) else "NO")
+    return (f"| {name} | {granularity} | {runs(full)} | {runs(reduced)} | "
+            f"{reduced[1] if reduced[1] is not None else '-'} | {full[2]:.2f} | {reduced[2]:.2f} | "
+            f"{equal} |")
+
+
+def time_to_find(budget: float) -> str:
+    started = time.perf_counter()
+    result = coordkit.explore(lost_update_3x3, strategy="dfs", max_preemptions=None,
+                              granularity="line", max_schedules=1_000_000, time_budget=budget,
+                              shrink=False)
+    seconds = time.perf_counter() - started
+    if result.failure is None:
+        return f"unbounded dfs: 3x3 lost update NOT found in {seconds:.2f}s"
+    return (f"unbounded dfs finds the 3x3 lost update (line granularity) in {seconds:.2f}s, "
+            f"{result.failure.schedules_run} schedules")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--budget", type=float, default=60.0, help="seconds per search")
+    args = parser.parse_args()
+    print("| program | granularity | schedules unreduced | schedules DPOR | classes | "
+          "s unreduced | s DPOR | outcomes equal |")
+    print("|---|---|---|---|---|---|---|---|")
+    cases = [
+        ("2x2 locked counter", locked_counter(2, 2), "line"),
+        ("3x3 locked counter", locked_counter(3, 3), "line"),
+        ("3x3 locked counter", locked_counter(3, 3), "sync"),
+        ("2P/2C one-slot Condition buffer", one_slot_buffer, "sync"),
+    ]
+    for name, fn, granularity in cases:
+        print(row(name, fn, granularity, args.budget), flush=True)
+    print(time_to_find(args.budget))
+
+
+if __name__ == "__main__":
+    main()
