@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import types
+from pathlib import Path
 
 import pytest
 
@@ -23,7 +24,7 @@ def _codes(code: types.CodeType):
 def test_every_code_object_of_a_module_is_analysed(name):
     # RACE-3: an operand it cannot name is unknown, never an error
     module = __import__(name, fromlist=["_"])
-    source = open(module.__file__, encoding="utf-8").read()
+    source = Path(module.__file__).read_text(encoding="utf-8")
     count = 0
     for code in _codes(compile(source, module.__file__, "exec")):
         sites = access_sites(code)
