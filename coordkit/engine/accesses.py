@@ -19,8 +19,12 @@ What counts as one location:
   ``setdefault``, ``get``, iteration, ``len``-free ``in`` checks on lists) is an
   access to every key of it at once;
 * a global: that name in that module's globals;
-* a closure variable: that name in that file (closures made twice from one
-  function share the location: a conservative approximation).
+* a closure variable: that name in that file.  Closures made twice from one function
+  share the location, so two threads that each bump a closure of their own can be
+  reported as racing: the one place the detector can invent a race (Python 3.11+
+  does not expose a running frame's cells).
+
+A thread-local's attributes are no location: each thread has its own.
 
 What it cannot see: accesses made by C code (a C extension's fields,
 ``__slots__`` written from C, ``dict.update`` from C called by the stdlib),
@@ -30,8 +34,10 @@ results of calls or properties, and ``exec``'d module-level code.
 
 from __future__ import annotations
 
+import _threading_local
 import dis
 import sys
+import threading
 import types
 import zlib
 from collections import OrderedDict, defaultdict, deque
@@ -59,6 +65,7 @@ _MUTATORS = frozenset({
 _READING_BUILTINS = frozenset(("global", name) for name in (
     "len", "list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any",
     "all", "iter", "enumerate", "reversed"))
+_THREAD_LOCALS = (threading.local, _threading_local.local)
 # Owners whose attributes never change: reading one cannot race.
 _IMMUTABLE = frozenset({int, float, str, bytes, tuple, bool, type(None), frozenset,
                         types.FunctionType, types.BuiltinFunctionType, types.MethodType,
@@ -398,8 +405,8 @@ def location_of(site: Site, frame: Frame) -> tuple[Any, Any, Any] | None:
     if kind == "cell":
         return ("cell", frame.frame.f_code.co_filename), site.name, None
     owner = frame.value(site.owner)
-    if owner is _MISSING or type(owner) in _IMMUTABLE:
-        return None
+    if owner is _MISSING or type(owner) in _IMMUTABLE or isinstance(owner, _THREAD_LOCALS):
+        return None  # (a thread-local's attributes are each thread's own)
     if kind == "attr":
         if type(owner) is types.ModuleType:
             g = owner.__dict__

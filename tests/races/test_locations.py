@@ -153,3 +153,22 @@ def test_access_sites_name_the_operands_of_augmented_assignments():
     assert ("attr", "write", "count", ("fast", "self")) in kinds
     assert ("item", "write", "[]", ("fast", "d")) in kinds
     assert ("item", "read", "in", ("fast", "d")) in kinds
+
+
+def test_a_thread_locals_attributes_are_each_threads_own():
+    # RACE-3: no race between two threads' own values
+    def program():
+        local = threading.local()
+
+        def work(i):
+            local.x = i
+            assert local.x == i
+
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+
+    result = coordkit.explore(program, seed=1, max_schedules=20, races="fail")
+    assert result.failure is None and result.races == []
