@@ -161,12 +161,14 @@ def _holds_begun(step: Step, holds: dict[str, list[int]]) -> list[str]:
 
 def _only_lets_proceed(earlier: Step, later: Step) -> bool:
     """Every conflict between the two steps is one where ``earlier`` only lets ``later``
-    proceed (``points.lets_proceed``): not a race."""
+    proceed (``points.lets_proceed``) with the operation ``later`` opens with (run first,
+    it would have waited at once): not a race."""
+    opening = (later.point.obj, later.point.op)
     pairs = [(x, y) for x in earlier.footprint for y in later.footprint
              if x.obj == y.obj and (x.access == WRITE or y.access == WRITE)]
     if not pairs or any(e.obj == ANY for e in (*earlier.footprint, *later.footprint)):
         return False
-    return all(lets_proceed(x, y) for x, y in pairs)
+    return all(lets_proceed(x, y) and (y.obj, y.op) == opening for x, y in pairs)
 
 
 def _as_read(footprint: list[Effect]) -> list[Effect]:

@@ -104,9 +104,10 @@ def lets_proceed(earlier: Effect, later: Effect) -> bool:
 
 def stutters(step: Step) -> bool:
     """A step that only began to wait (SCHED-32): it tried its operation (acquire a held
-    lock, join a live thread, wait for an unset Event), found it must wait, and parked,
-    on an object that wakes every waiter at once.  Running another thread's step first
-    would only have let it do the operation later, which the step that resumes it does."""
+    lock, join a live thread), found it must wait, and parked, on an object that wakes
+    every waiter at once.  Running another thread's step first would only have let it do
+    the operation later, which the step that resumes it does (it tries again).  Not an
+    Event's wait: woken, it returns True even if the Event was cleared since."""
     point = step.point
     parked = False
     for e in step.footprint:
@@ -114,7 +115,7 @@ def stutters(step: Step) -> bool:
             parked = True
         elif e.op != "resume" and not (e.obj == point.obj and e.op == point.op):
             return False
-    return parked and _wakes_every_waiter(point.obj)
+    return parked and _wakes_every_waiter(point.obj) and not point.obj.startswith("Event#")
 
 
 def label_of(target: Any) -> str:

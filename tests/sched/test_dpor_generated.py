@@ -6,7 +6,7 @@ started before (the main thread runs the first plan itself).  Each thread keeps 
 observed; the main thread joins the others and reports every observation and the logs
 written under the locks.  The set of outcomes of DPOR's unbounded level must equal that
 of the unreduced search.  A program whose unreduced search needs more than
-``MAX_RUNS`` schedules is rejected.  200 programs per run
+``MAX_RUNS`` schedules is rejected.  120 programs per run
 (``--hypothesis-profile=nightly``: 5,000).
 """
 
@@ -83,7 +83,7 @@ def _do(op, i, locks, ev, cond, q, shared, threads):
 
 # Mostly two threads of two or three operations: the unreduced search must exhaust each
 # program quickly (a program it cannot is rejected, not counted).
-MAX_RUNS = 1_000  # of the unreduced search, per program
+MAX_RUNS = 800  # of the unreduced search, per program
 plans = st.one_of(
     st.lists(st.lists(st.sampled_from(OPS), min_size=2, max_size=3).map(tuple),
              min_size=2, max_size=2).map(tuple),
@@ -92,7 +92,7 @@ plans = st.one_of(
 )
 
 
-@settings(max_examples=max(200, settings().max_examples), deadline=None,
+@settings(max_examples=max(120, settings().max_examples), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(plans)
 def test_dpor_agrees_with_the_unreduced_search_on_generated_programs(plan):
