@@ -15,6 +15,7 @@ from __future__ import annotations
 import queue
 import threading
 
+import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
@@ -92,7 +93,11 @@ plans = st.one_of(
 )
 
 
-@settings(max_examples=max(120, settings().max_examples), deadline=None,
+EXAMPLES = max(120, settings().max_examples)  # the nightly profile asks for more
+
+
+@pytest.mark.timeout(max(120, EXAMPLES))  # about a second per program at worst
+@settings(max_examples=EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(plans)
 def test_dpor_agrees_with_the_unreduced_search_on_generated_programs(plan):
