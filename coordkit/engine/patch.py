@@ -640,11 +640,16 @@ def _forget_controlled_threads() -> None:
 
 
 def fresh_thread_names() -> Any:
-    """Restart ``Thread-N`` numbering so each run names its threads identically."""
+    """Restart ``Thread-N`` numbering so each run names its threads identically; returns
+    what ``restore_thread_names`` needs to put the numbering back."""
     saved = threading._counter  # type: ignore[attr-defined]
-    threading._counter = itertools.count(1).__next__  # type: ignore[attr-defined]
-    return saved
+    fresh = threading._counter = itertools.count(1).__next__  # type: ignore[attr-defined]
+    return saved, fresh
 
 
-def restore_thread_names(saved: Any) -> None:
-    threading._counter = saved  # type: ignore[attr-defined]
+def restore_thread_names(token: Any) -> None:
+    """Put back the numbering a run replaced, unless something has replaced the run's
+    since (a run abandoned by the watchdog ends late, after later runs began)."""
+    saved, fresh = token
+    if threading._counter is fresh:  # type: ignore[attr-defined]
+        threading._counter = saved  # type: ignore[attr-defined]

@@ -160,12 +160,17 @@ class ExploreResult:
     elapsed: float
     pruned: int = 0
     leaked_threads: list[str] = field(default_factory=list)
+    interrupted: bool = False  # stopped by Ctrl-C: the partial result KeyboardInterrupt carries
 
     @property
     def ok(self) -> bool:
         return self.failure is None
 
     def __str__(self) -> str:
+        if self.interrupted:
+            seed = "" if self.seed is None else f", seed {self.seed}"
+            return (f"interrupted after {self.schedules_run} schedule(s) (strategy "
+                    f"{self.strategy}{seed}, {self.elapsed:.2f}s): no failure found so far")
         if self.failure is not None:
             return str(self.failure)
         space = "; the bounded space is exhausted" if self.exhausted else ""

@@ -137,25 +137,42 @@ class _Search:
 
     def result(self, find: Callable[[Session], Run | None], strategy: str, seed: int | None,
                shrink: bool, *, exhausted: Callable[[], bool]) -> ExploreResult:
-        with Session(self.options, quiet=True) as session:
-            try:
-                found = session.call(lambda: find(session), per_run=True)
-            except UncontrolledBlockingError as exc:
-                found = session.abandoned(exc)
-                self.runs += 1
-            failure = None
-            if found is not None:
-                failure = session.call(lambda: self.report(session, found, shrink, strategy, seed),
-                                       per_run=True)
+        """Run the search and report on it.  Interrupted (Ctrl-C), it stops within a second
+        with the stdlib restored and every thread ended, and the ``KeyboardInterrupt``
+        carries the partial result as ``coordkit_result``."""
+        try:
+            with Session(self.options, quiet=True) as session:
+                found = self.find(session, find)
+                failure = None
+                if found is not None:
+                    failure = session.call(lambda: self.report(session, found, shrink, strategy, seed),
+                                           per_run=True)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            exc.coordkit_result = self.outcome(None, strategy, seed, False, interrupted=True)  # type: ignore[union-attr]
+            raise
+        return self.outcome(failure, strategy, seed, exhausted() and found is None)
+
+    def find(self, session: Session, find: Callable[[Session], Run | None]) -> Run | None:
+        try:
+            return session.call(lambda: find(session), per_run=True)
+        except UncontrolledBlockingError as exc:
+            found = session.abandoned(exc)
+            self.runs += 1
+            self.leaked.extend(found.leaked)
+            return found
+
+    def outcome(self, failure: FoundFailure | None, strategy: str, seed: int | None, exhausted: bool,
+                *, interrupted: bool = False) -> ExploreResult:
         return ExploreResult(
             failure=failure,
             schedules_run=self.runs,
-            exhausted=exhausted() and found is None,
+            exhausted=exhausted,
             strategy=strategy,
             seed=seed,
             elapsed=sync.real_monotonic() - self.started,
             pruned=self.pruned,
             leaked_threads=self.leaked,
+            interrupted=interrupted,
         )
 
     def report(self, session: Session, found: Run, shrink: bool, strategy: str,
