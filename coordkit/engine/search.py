@@ -67,6 +67,10 @@ def explore(
     ``time_budget`` caps the whole exploration in wall-clock seconds;
     ``run_timeout`` caps one run (a watchdog ends a run stuck outside the
     scheduler).  ``seed=None`` picks a seed and reports it in the result.
+
+    Ctrl-C stops the exploration within a second, with every thread ended and the
+    stdlib restored; the ``KeyboardInterrupt`` carries the partial result as
+    ``exc.coordkit_result`` (``interrupted=True``: the schedules run, seed, elapsed).
     """
     options = run_options(fn, max_steps=max_steps, run_timeout=run_timeout, granularity=granularity,
                           invariant=invariant, fail_on_thread_exception=fail_on_thread_exception)
