@@ -454,8 +454,10 @@ class Execution:
                 point = point._replace(yielding=True)
         try:
             idx = self.scheduler.choose(point, enabled)
-        except Exception as exc:  # a replay that diverged, a non-deterministic program
-            self.scheduler_error = exc
+        except (Kill, WatchdogTimeout):
+            raise
+        except BaseException as exc:  # a replay that diverged, a scheduler's own error:
+            self.scheduler_error = exc  # the caller's, never the program's failure
             self._stop = True
             return None
         if idx < 0:  # the scheduler abandons a run that can only repeat explored work
