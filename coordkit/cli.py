@@ -387,7 +387,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
         with open(args.html, "w", encoding="utf-8") as fh:
             fh.write(page)
     except OSError as exc:
-        raise UsageError(f"cannot write {args.html!r}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write --html {args.html!r}: {exc.strerror or exc}") from None
     out.write(f"wrote {args.html} ({len(events)} steps, {len(data['thread_names'])} threads)\n")
     return EXIT_OK
 

@@ -72,7 +72,7 @@ class RunOptions:
     def __post_init__(self) -> None:
         check_positive("max_steps", self.max_steps)
         check_positive("run_timeout", self.run_timeout, integer=False, finite=True)
-        if self.granularity not in GRANULARITIES:
+        if not isinstance(self.granularity, str) or self.granularity not in GRANULARITIES:
             raise ValueError(f"granularity must be one of {GRANULARITIES}, got {self.granularity!r}")
         if self.granularity == "line" and not lines.SUPPORTED:
             raise NotImplementedError(

@@ -86,6 +86,11 @@ def explore(
         raise TypeError(f"seed must be an int or None, got {seed!r}")
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable or None, got {progress!r}")
+    if not isinstance(shrink, bool):
+        raise TypeError(f"shrink must be a bool, got {shrink!r}")
+    if not isinstance(strategy, (str, Scheduler)):
+        raise TypeError(f"strategy must be 'pct', 'random', 'dfs', 'hypothesis' or a Scheduler, "
+                        f"got {strategy!r}")
     search = _Search(fn, options, max_schedules, time_budget, progress)
     if strategy == "hypothesis":
         from coordkit.engine.hypothesis_search import find_with_hypothesis
