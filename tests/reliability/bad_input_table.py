@@ -15,7 +15,7 @@ import math
 import signal
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import coordkit
@@ -128,7 +128,9 @@ class Entry:
     call: Callable[..., Any]
     params: tuple[Param, ...]
     cli: bool = False  # ``call`` takes strings and returns the command's exit status
-    kinds: dict[str, str] = field(default_factory=dict)
+    # Where the checks belong when they live in files another branch owns (the schedulers:
+    # the dpor branch); such rows are reported apart and held by a strict xfail.
+    owner: str | None = None
 
 
 def _p(name: str, kind: str, good: Any, skip: tuple[str, ...] = (),
@@ -196,6 +198,8 @@ def _interleavings(**kwargs: Any) -> Any:
     return coordkit.interleavings(**_bounded({**_EXPLORE_BASE, **kwargs}))(tiny)()
 
 
+SCHEDULERS = "coordkit/engine/schedulers/* (owned by the dpor branch)"
+
 ENGINE = [
     Entry("explore", _explore, (
         _p("fn", "callable", tiny),
@@ -255,20 +259,21 @@ ENGINE = [
     Entry("RandomScheduler", lambda **kw: _explore(strategy=coordkit.RandomScheduler(**kw)), (
         _p("seed", "int_seed", 1),
         _p("switch_probability", "probability", 0.2),
-    )),
+    ), owner=SCHEDULERS),
     Entry("PCTScheduler", lambda **kw: _explore(strategy=coordkit.PCTScheduler(**kw)), (
         _p("seed", "int_seed", 1),
         _p("depth", "count", 3),
-    )),
+    ), owner=SCHEDULERS),
     Entry("DFSScheduler", lambda **kw: _explore(strategy=coordkit.DFSScheduler(**kw)), (
         _p("max_preemptions", "opt_count0", 2),
         _p("sleep_sets", "flag", True),
-    )),
+    ), owner=SCHEDULERS),
     Entry("ReplayScheduler", lambda **kw: _explore(strategy=coordkit.ReplayScheduler(**kw)), (
-        _p("choices", "any", []),
+        _p("choices", "choices", []),
         _p("strict", "flag", False),
-    )),
-    Entry("Scheduler", lambda: _explore(strategy=coordkit.Scheduler()), ()),
+    ), owner=SCHEDULERS),
+    # The base class used as a strategy: its choose raises NotImplementedError('').
+    Entry("Scheduler", lambda: _explore(strategy=coordkit.Scheduler()), (), owner=SCHEDULERS),
     Entry("Harness", _harness, (
         _p("max_steps_per_call", "count", 1000),
         _p("run_timeout", "seconds", 10.0),

@@ -30,6 +30,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
 import coordkit
 from coordkit.errors import OpError, ScheduleError, UsageError
 from tests.reliability._support import broken_after, stdlib_snapshot, thread_idents
@@ -38,6 +40,7 @@ from tests.reliability.bad_input_table import (
     CLI_BAD,
     ENTRIES,
     KINDS,
+    SCHEDULERS,
     TF_WORDING,
     Boom,
     Entry,
@@ -174,14 +177,37 @@ def run_case(case: Case) -> tuple[str, str]:
         return "unclear", f"returned an object whose repr raises {type(exc).__name__}: {exc}"
 
 
-def test_every_public_call_answers_bad_input_clearly(monkeypatch, tmp_path):
-    monkeypatch.chdir(tmp_path)  # the command line writes pages and saved runs here
-    results = [(case, *run_case(case)) for case in cases()]
-    totals = Counter(verdict for _, verdict, _ in results)
-    bad = [f"{verdict}: {case.label}: {detail!r}" for case, verdict, detail in results
-           if verdict not in ("clear", "valid")]
-    print(f"\nbad-input table: {len(results)} cases over {len(ENTRIES)} public calls: "
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Case, str, str]]:
+    """Every case, run once: (case, verdict, what happened)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp_path_factory.mktemp("cli"))  # the command line writes pages here
+        return [(case, *run_case(case)) for case in cases()]
+
+
+def _not_clear(rows: list[tuple[Case, str, str]]) -> list[str]:
+    return [f"{verdict}: {case.label}: {detail!r}"[:400] for case, verdict, detail in rows
+            if verdict not in ("clear", "valid")]
+
+
+def test_every_public_call_answers_bad_input_clearly(table):
+    ours = [row for row in table if row[0].entry.owner is None]
+    owned = [row for row in table if row[0].entry.owner is not None]
+    totals = Counter(verdict for _, verdict, _ in ours)
+    print(f"\nbad-input table: {len(ours)} cases over "
+          f"{len({case.entry.name for case, _, _ in ours})} public calls and command lines: "
           + ", ".join(f"{totals[v]} {v}" for v in ("clear", "valid", "unclear", "broken", "hang")))
+    deferred = _not_clear(owned)
+    print(f"  and {len(owned)} cases of the scheduler constructors, in files another branch owns "
+          f"({SCHEDULERS}): {len(deferred)} not clear, held by a strict xfail")
+    bad = _not_clear(ours)
     for line in bad:
-        print("  " + line[:400])
+        print("  " + line)
     assert not bad, f"{len(bad)} case(s) not clear or valid (see the printed table)"
+
+
+@pytest.mark.xfail(strict=True, reason=f"the checks belong in {SCHEDULERS}; when they are made, "
+                   "this passes and its xfail mark must go")
+def test_the_scheduler_constructors_answer_bad_input_clearly(table):
+    bad = _not_clear([row for row in table if row[0].entry.owner is not None])
+    assert not bad, "\n".join(bad)
