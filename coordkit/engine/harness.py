@@ -231,7 +231,8 @@ class Harness:
         """Let ``seconds`` of virtual time pass: timed waits due by then fire, in order."""
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not (
                 0 <= seconds < math.inf):
-            raise ValueError(f"seconds must be a non-negative, finite number, got {seconds!r}")
+            raise ValueError(f"seconds must be a non-negative number, got {seconds!r} (and finite: "
+                             "virtual time cannot pass for ever)")
         self._settle(choices, seconds=float(seconds))
 
     def pending(self) -> list[str]:

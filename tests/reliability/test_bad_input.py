@@ -1,4 +1,4 @@
-"""Every public call answers bad input clearly, and leaves nothing broken (issue 18).
+"""ENGINE-7: every public call answers bad input clearly, and leaves nothing broken.
 
 The table (``bad_input_table``) gives each parameter of each public name and command-line
 verb each hostile value: wrong types, NaN, infinities, negative and huge numbers, empty,

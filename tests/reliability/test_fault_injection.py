@@ -5,7 +5,7 @@ the runtime under them, an invariant, a progress callback and the strategy's hoo
 the exploration's runs, shrinking included).  Every case must end with a clear outcome
 (the injected exception raised by ``explore``, or reported as the failure of the run it
 broke, or a coordkit error), with the stdlib restored, no thread left, and the next
-``explore`` working (SCHED-13, ENGINE-2).
+``explore`` working (ENGINE-7, SCHED-13, ENGINE-2).
 """
 
 from __future__ import annotations
