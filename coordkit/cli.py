@@ -184,6 +184,7 @@ def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
             seed=args.seed,
             time_budget=args.time_budget,
             granularity=args.granularity,
+            races=args.races,
             max_preemptions=args.max_preemptions,
             progress=progress,
         )
@@ -409,14 +410,17 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--seed", type=int, default=None)
     explore.add_argument("--time-budget", type=float, default=None, help="wall-clock seconds")
     explore.add_argument("--max-preemptions", type=int, default=2, help="bound for dfs")
-    explore.add_argument("--granularity", default="sync", choices=["sync", "line"])
+    explore.add_argument("--granularity", default="auto", choices=["auto", "sync", "line"],
+                         help="where threads may switch (default: auto, see RACE-5)")
+    explore.add_argument("--races", default="report", choices=["report", "fail", "ignore"],
+                         help="what a data race does (default: report)")
     explore.set_defaults(run=cmd_explore)
 
     replay = sub.add_parser("replay", help="replay TRACE on MODULE:FUNCTION")
     replay.add_argument("target")
     replay.add_argument("trace")
     replay.add_argument("--lenient", action="store_true", help="replay a trace on changed code")
-    replay.add_argument("--granularity", default=None, choices=["sync", "line"],
+    replay.add_argument("--granularity", default=None, choices=["auto", "sync", "line"],
                         help="default: the trace's own")
     replay.set_defaults(run=cmd_replay)
 

@@ -161,6 +161,7 @@ class FailureKind(str, enum.Enum):
     STEP_LIMIT = "step_limit"  # the step budget ran out (a livelock, or too small a budget)
     INVARIANT = "invariant"  # the invariant returned a false value or raised
     TIMEOUT = "timeout"  # the wall-clock watchdog fired: a thread escaped the scheduler
+    RACE = "race"  # two unordered accesses to one location, one a write (races="fail")
 
     def __str__(self) -> str:
         return self.value

@@ -30,10 +30,11 @@ TOP = {
 # Within the engine, what each layer may import (besides sync, errors and itself).
 ENGINE_LAYERS = [
     {"coordkit.engine.points", "coordkit.engine.frames", "coordkit.engine.trace"},
+    {"coordkit.engine.accesses"},
     {"coordkit.engine.task"},
-    {"coordkit.engine.failures", "coordkit.engine.record"},
+    {"coordkit.engine.failures", "coordkit.engine.record", "coordkit.engine.races"},
     {"coordkit.engine.runtime"},
-    {"coordkit.engine.shims", "coordkit.engine.patch", "coordkit.engine.lines"},
+    {"coordkit.engine.shims", "coordkit.engine.patch", "coordkit.engine.tracing"},
     {"coordkit.engine.schedulers"},
     {"coordkit.engine.run"},
     {"coordkit.engine.report"},

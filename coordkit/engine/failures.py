@@ -19,6 +19,7 @@ __all__ = [
     "deadlock_failure",
     "exception_failure",
     "invariant_failure",
+    "race_failure",
     "step_limit_failure",
     "watchdog_failure",
 ]
@@ -105,8 +106,8 @@ def watchdog_failure(task: Task | None, exc: WatchdogTimeout, *, line: bool) -> 
         "the run exceeded its wall-clock budget: a thread computed for too long "
         f"without reaching a scheduling point{who}, or blocked outside the scheduler"
         + ("" if line else
-           " (a loop with no synchronisation in it is never interrupted at the "
-           "default granularity; granularity='line' can switch inside it)"),
+           " (a loop with no synchronisation in it is interrupted only at "
+           "granularity='line', which can switch inside it)"),
         thread=task.name if task is not None else None,
         details="".join(traceback.format_list(user[-8:])),
     )
@@ -121,6 +122,19 @@ def choice_limit_failure(max_choices: int, steps: int, tasks: list[Task]) -> Fai
         f"the run made more than {max_choices} scheduling choices within "
         f"{steps} steps (threads woken again and again to wait once more: a livelock, "
         f"or raise max_steps)" + (f"; waiting: {waiting}" if waiting else ""),
+    )
+
+
+def race_failure(race: Any, task: Task) -> Failure:
+    """``race`` (a ``races.Race``) was seen and the run fails on races."""
+    return Failure(
+        FailureKind.RACE,
+        str(race),
+        thread=task.name,
+        details=(f"{race.first.thread} {race.first.access}:\n"
+                 + "".join(f"  {s}\n" for s in race.first.stack)
+                 + f"{race.second.thread} {race.second.access}:\n"
+                 + "".join(f"  {s}\n" for s in race.second.stack)),
     )
 
 

@@ -19,7 +19,7 @@ _PACKAGE_DIR = os.path.dirname(_ENGINE_DIR)
 _INTERNALS = frozenset(
     os.path.join(_ENGINE_DIR, name)
     for name in ("runtime.py", "task.py", "record.py", "failures.py", "shims.py", "patch.py",
-                 "lines.py", "harness.py", "run.py")
+                 "tracing.py", "harness.py", "run.py", "races.py", "accesses.py")
 )
 # Frames in these files are machinery, not the user's code: a report points past them
 # (to coordkit's own frame only when a thread runs nothing else, like a runner's thread).
@@ -37,7 +37,8 @@ _LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py")
 _MACHINERY_DIRS = tuple(os.path.join(_PACKAGE_DIR, name) + os.sep for name in ("queues", "pipeline"))
 
 
-def _is_machinery(filename: str) -> bool:
+def is_machinery(filename: str) -> bool:
+    """True for a file of coordkit's machinery (the engine, the primitives)."""
     return filename in _MACHINERY or filename.startswith(_MACHINERY_DIRS)
 
 
@@ -49,7 +50,7 @@ def user_frame(frame: Any) -> Any:
     while f is not None:
         fn = f.f_code.co_filename
         library = fn.endswith(_LIBRARY_FILES)
-        if not library and not _is_machinery(fn):
+        if not library and not is_machinery(fn):
             return f
         if fallback is None and not library and fn not in _INTERNALS:
             fallback = f

@@ -96,6 +96,8 @@ def _thread_join(self: threading.Thread, timeout: float | None = None) -> None:
         return
     ex = current_execution()
     if ex is None or task.state is FINISHED:
+        if ex is not None:  # no choice to make, but the joiner is ordered after the thread
+            ex.effect(task, "join")
         self._is_stopped = task.state is FINISHED  # type: ignore[attr-defined]
         return
     if task is ex.current:

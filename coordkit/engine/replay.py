@@ -89,6 +89,7 @@ def record(
         fn, max_steps=max_steps or MAX_STEPS, run_timeout=run_timeout,
         granularity=granularity or "sync", invariant=invariant,
         fail_on_thread_exception=True if fail_on_thread_exception is None else fail_on_thread_exception,
+        racing=frozenset(recorded.racing) if isinstance(recorded, Schedule) else frozenset(),
     )
     scheduler = _scheduler(trace, recorded, strict)
     with Session(options) as session:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from coordkit.engine.races import Race
 from coordkit.engine.run import MAX_STEPS, Run
 from coordkit.engine.runtime import Event, Failure
 from coordkit.engine.trace import Schedule
@@ -80,6 +81,7 @@ class RunReport:
                 fail_on_thread_exception=options.fail_on_thread_exception,
                 max_steps=None if options.max_steps == MAX_STEPS else options.max_steps,
                 invariant=run.failure is not None and run.failure.kind == FailureKind.INVARIANT,
+                racing=tuple(sorted(run.racing)),
             ),
             failure=run.failure,
             steps=run.steps,
@@ -174,11 +176,27 @@ class ExploreResult:
     elapsed: float
     pruned: int = 0
     leaked_threads: list[str] = field(default_factory=list)
+    # What the search looked at, and what it could not see.
+    granularity: str = "sync"
+    races: list[Race] = field(default_factory=list)  # unordered accesses seen (races="report")
+    race_runs: int = 0  # runs in which races were looked for
+    racing_sites: int = 0  # sites scheduled because they raced (auto granularity)
+    warnings: list[str] = field(default_factory=list)
     interrupted: bool = False  # stopped by Ctrl-C: the partial result KeyboardInterrupt carries
 
     @property
     def ok(self) -> bool:
         return self.failure is None
+
+    def looked_at(self) -> str:
+        """One line: the granularity, and where races were looked for."""
+        what = f"{self.granularity} granularity"
+        if self.granularity == "auto":
+            what += f" ({self.racing_sites} racing site(s) scheduled)"
+        if self.race_runs:
+            what += (f"; races looked for in {self.race_runs} of {self.schedules_run} run(s), "
+                     f"{len(self.races)} found")
+        return what
 
     def __str__(self) -> str:
         if self.interrupted:
@@ -186,13 +204,18 @@ class ExploreResult:
             return (f"interrupted after {self.schedules_run} schedule(s) (strategy "
                     f"{self.strategy}{seed}, {self.elapsed:.2f}s): no failure found so far")
         if self.failure is not None:
-            return str(self.failure)
-        space = "; the bounded space is exhausted" if self.exhausted else ""
-        seed = "" if self.seed is None else f", seed {self.seed}"
-        return (
-            f"no failure in {self.schedules_run} schedule(s) (strategy {self.strategy}{seed}, "
-            f"{self.elapsed:.2f}s){space}"
-        )
+            text = str(self.failure)
+        else:
+            space = "; the bounded space is exhausted" if self.exhausted else ""
+            seed = "" if self.seed is None else f", seed {self.seed}"
+            verdict = "no failure" if not self.warnings else "no failure seen (but see the warnings)"
+            text = (f"{verdict} in {self.schedules_run} schedule(s) (strategy {self.strategy}{seed}, "
+                    f"{self.elapsed:.2f}s){space}\nlooked at: {self.looked_at()}")
+        for race in self.races:
+            text += f"\n{race}"
+        for warning in self.warnings:
+            text += f"\nwarning: {warning}"
+        return text
 
 
 def render_table(events: Sequence, thread_names: Sequence[str], *, failing_step: int | None = None,

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coordkit import sync
-from coordkit.engine import lines
+from coordkit.engine import tracing
 from coordkit.engine.patch import StdlibPatch, fresh_thread_names, restore_thread_names
 from coordkit.engine.points import Step
+from coordkit.engine.races import Race, RaceDetector
 from coordkit.engine.runtime import (
     FINISHED,
     Event,
@@ -41,7 +42,13 @@ from coordkit.errors import FailureKind, UncontrolledBlockingError
 
 __all__ = ["MAX_STEPS", "Interrupted", "OpenRun", "Run", "RunOptions", "Session"]
 
-GRANULARITIES = ("sync", "line")
+GRANULARITIES = ("auto", "sync", "line")
+RACE_MODES = ("report", "fail", "ignore")
+# Race detection costs: it runs in the first LEARNING_RUNS runs of a session and in every
+# DETECT_EVERY-th after (and in every run that is recorded, keeps footprints, or fails on
+# a race), which is enough to learn where a program races.
+LEARNING_RUNS = 8
+DETECT_EVERY = 16
 
 
 def check_positive(name: str, value: Any, *, integer: bool = True, finite: bool = False,
@@ -68,38 +75,56 @@ class RunOptions:
     invariant: Callable[[], Any] | None = None
     fail_on_thread_exception: bool = True
     caller_thread: threading.Thread = field(default_factory=sync.real_current_thread)
+    races: str = "report"
+    racing: frozenset[int] = frozenset()  # sites scheduled from the start (a trace's)
 
     def __post_init__(self) -> None:
         check_positive("max_steps", self.max_steps)
         check_positive("run_timeout", self.run_timeout, integer=False, finite=True)
         if not isinstance(self.granularity, str) or self.granularity not in GRANULARITIES:
             raise ValueError(f"granularity must be one of {GRANULARITIES}, got {self.granularity!r}")
-        if self.granularity == "line" and not lines.SUPPORTED:
+        if not isinstance(self.races, str) or self.races not in RACE_MODES:
+            raise ValueError(f"races must be one of {RACE_MODES}, got {self.races!r}")
+        if self.granularity == "line" and not tracing.SWITCHES:
             raise NotImplementedError(
                 "granularity='line' needs Python 3.11 or newer (it switches threads from inside "
                 "trace callbacks, which needs PyThreadState_LeaveTracing)"
             )
-        if self.granularity == "line" and lines.unavailable():
-            raise RuntimeError(lines.unavailable())
+        if self.traces and tracing.unavailable():
+            raise RuntimeError(tracing.unavailable())
         if self.invariant is not None and not callable(self.invariant):
             raise TypeError(f"invariant must be a callable or None, got {self.invariant!r}")
         if not isinstance(self.fail_on_thread_exception, bool):
             raise TypeError(
                 f"fail_on_thread_exception must be a bool, got {self.fail_on_thread_exception!r}")
 
-    def execution(self, scheduler: Any, *, record: bool, footprints: bool = False) -> Execution:
-        """A new Execution shaped by these options."""
+    @property
+    def traces(self) -> bool:
+        """True when runs may trace the user's code (lines, accesses, racing sites)."""
+        return self.granularity != "sync" or self.races != "ignore"
+
+    def execution(self, scheduler: Any, *, record: bool, footprints: bool = False,
+                  detect: bool = False, racing: frozenset[int] = frozenset()) -> Execution:
+        """A new Execution shaped by these options: with a race detector when ``detect``,
+        with scheduling points at the ``racing`` sites at auto granularity."""
+        racing = racing if self.granularity == "auto" else frozenset()
+        watch = detect or footprints
+        tracer = None
+        if self.granularity == "line" or watch or racing:
+            tracer = tracing.Tracer(lines=self.granularity == "line", accesses=watch, racing=racing)
         ex = Execution(
             scheduler,
             shims=Shims,
-            tracer=lines if self.granularity == "line" else None,
+            tracer=tracer,
             max_steps=self.max_steps,
             record=record,
             footprints=footprints,
             caller_thread=self.caller_thread,
             fail_on_thread_exception=self.fail_on_thread_exception,
+            races=RaceDetector() if detect else None,
         )
         ex.invariant = self.invariant
+        ex.fail_on_race = detect and self.races == "fail"
         return ex
 
 
@@ -119,15 +144,21 @@ class Run:
     leaked: list[str]  # threads that could not be ended
     pruned: bool  # the scheduler abandoned it as a repeat of explored work
     scheduler_error: BaseException | None  # a replay that diverged, a non-deterministic program
+    races: list[Race] | None  # the races it saw (None: race detection was off)
+    racing: frozenset[int]  # the sites that were scheduling points in it (auto granularity)
+    warnings: list[str]  # what the run could not control or see
 
     @classmethod
     def of(cls, ex: Execution, options: RunOptions) -> Run:
         recorder = ex.recorder
+        tracer = ex.tracer
         # Positional, in field order: one is made for every run of an exploration.
         return cls(
             options, ex.failure, ex.choices, ex.steps, ex.preemptions, ex.clock.now,
             [t.name for t in ex.tasks], ex.events, None if recorder is None else recorder.steps,
             ex.leaked, ex.pruned, ex.scheduler_error,
+            None if ex.races is None else ex.races.races,
+            frozenset() if tracer is None else tracer.racing, ex.warnings,
         )
 
     @property
@@ -314,6 +345,11 @@ class Session:
         # An exploration runs the same code hundreds of times: coordkit's own log
         # records (a QueueRunner's "Exception in QueueRunner") would repeat as often.
         self._quiet = QuietLoggers(("coordkit",) if quiet else ())
+        # Auto granularity: the sites seen racing so far become scheduling points of the
+        # runs after (``learning``); a replay keeps the set it was given.
+        self.racing: frozenset[int] = options.racing
+        self.learning = options.granularity == "auto"
+        self.detected_runs = 0
 
     def __enter__(self) -> Session:
         self._patch.__enter__()
@@ -359,7 +395,10 @@ class Session:
         if self.interrupted:
             raise Interrupted()
         scheduler.begin(run_index)
-        ex = self._current = self.options.execution(scheduler, record=record, footprints=footprints)
+        detect = self._detects(run_index, record=record, footprints=footprints)
+        self.detected_runs += detect
+        ex = self._current = self.options.execution(scheduler, record=record, footprints=footprints,
+                                                    detect=detect, racing=self.racing)
         saved = fresh_thread_names()
         self._run_started = sync.real_monotonic()
         try:
@@ -370,12 +409,23 @@ class Session:
         if self.interrupted:  # the run was cut short: what it found is not a finding
             raise Interrupted()
         run = Run.of(ex, self.options)
+        if run.races and self.learning:
+            self.racing = self.racing.union(*(race.sites for race in run.races))
         if run.scheduler_error is None:
             try:
                 scheduler.end(run)
             except Exception as exc:  # a strict replay that the program ended early
                 run.scheduler_error = exc
         return run
+
+    def _detects(self, run_index: int, *, record: bool, footprints: bool) -> bool:
+        """Whether this run detects races (see ``LEARNING_RUNS``)."""
+        options = self.options
+        if footprints or (options.races == "ignore" and options.granularity != "auto"):
+            return footprints
+        if options.races == "fail" or record:
+            return True
+        return run_index < LEARNING_RUNS or run_index % DETECT_EVERY == 0
 
     def abandoned(self, exc: UncontrolledBlockingError) -> Run:
         """The run the worker was abandoned in, as a timeout failure."""

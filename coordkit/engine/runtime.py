@@ -17,8 +17,12 @@ Vocabulary (see ``points``):
   ``0`` means "keep running the current thread" (or, if it cannot run, "the
   next thread in round-robin order").  Shrinking towards 0 removes preemptions.
 
+With a race detector (``races``), the run also keeps vector clocks: every
+synchronisation a thread does orders it (``RaceDetector.synchronise``, ``wake``,
+``spawn``), and every access the tracer reports is checked against them.
+
 This module imports nothing of the engine above it: the stdlib shims and the
-line tracer are handed to an ``Execution`` by whoever creates it (``run``).
+tracer are handed to an ``Execution`` by whoever creates it (``run``).
 """
 
 from __future__ import annotations
@@ -38,10 +42,13 @@ from coordkit.engine.failures import (
     deadlock_failure,
     exception_failure,
     invariant_failure,
+    race_failure,
     step_limit_failure,
     watchdog_failure,
 )
-from coordkit.engine.points import Point
+from coordkit.engine.frames import is_machinery, user_frame
+from coordkit.engine.points import WRITE, Point, access_of, label_of
+from coordkit.engine.races import RaceDetector
 from coordkit.engine.record import Event, Recorder
 from coordkit.engine.task import (
     BLOCKED,
@@ -70,6 +77,9 @@ FAIRNESS_BOUND = 1000
 # which the clock moves on: to the earliest deadline, or by IDLE_TICK if there is none.
 IDLE_YIELDS_BEFORE_TIME_PASSES = 100
 IDLE_TICK = 1e-3
+# Points that are not operations on a synchronisation object (their obj, if any, names
+# memory or the thread itself).
+_NOT_SYNCHRONISATION = frozenset({"line", "store", "access", "start"})
 # Loggers that report any BaseException a worker thread dies of, and so would report
 # the Kill that ends a run's leftover threads (ThreadPoolExecutor's "Exception in worker").
 _LOGGERS_THAT_REPORT_KILLS = ("concurrent.futures",)
@@ -107,6 +117,15 @@ def current_execution() -> Execution | None:
 sync.controller = current_execution
 
 
+def _is_coordkits(task: Task, frame: Any) -> bool:
+    """True for a thread that runs only coordkit's machinery."""
+    if frame is not None:
+        return is_machinery(user_frame(frame).f_code.co_filename)
+    target = getattr(task.thread, "_target", None)
+    code = getattr(getattr(target, "__func__", target), "__code__", None)
+    return code is not None and is_machinery(code.co_filename)
+
+
 class QuietLoggers:
     """Disable the named loggers inside ``with`` (re-entrant per object: each ``with``
     restores what it found).  The loggers are looked up once: a run enters this."""
@@ -134,7 +153,8 @@ class Execution:
     """One controlled run of a program under a given scheduler.
 
     ``shims(execution)`` makes the objects ``coordkit.sync`` hands to its threads;
-    ``tracer`` (line granularity) is installed in each thread and removed at the end.
+    ``tracer`` (a ``tracing.Tracer``) is installed in each thread and removed at the
+    end; ``races`` (a ``RaceDetector``) orders the run's accesses.
     """
 
     def __init__(
@@ -148,6 +168,7 @@ class Execution:
         footprints: bool = False,
         caller_thread: threading.Thread | None = None,
         fail_on_thread_exception: bool = True,
+        races: RaceDetector | None = None,
     ) -> None:
         self.scheduler = scheduler
         self.tracer = tracer
@@ -159,6 +180,9 @@ class Execution:
         self.record = record
         self.caller_thread = caller_thread
         self.fail_on_thread_exception = fail_on_thread_exception
+        self.races = races
+        self.fail_on_race = False
+        self.warnings: list[str] = []  # what the run could not control or see
         self.clock = Clock()
         self.shims = shims(self)
         self.tasks: list[Task] = []
@@ -229,6 +253,8 @@ class Execution:
         glet.task_execution = self
         task.glet = glet
         self.tasks.append(task)
+        if self.races is not None:
+            self.races.spawn(None if self.current is None else self.current.tid, tid)
         self.set_step_limit(self.step_limit + self.max_steps)
         if not daemon:
             self._nondaemon_alive += 1
@@ -266,6 +292,8 @@ class Execution:
         """The thread's last step ends it and wakes its joiners: part of its footprint."""
         if self.recorder is not None:
             self.recorder.effect(task, task, "end")
+        if self.races is not None:
+            self.races.synchronise(task.tid, task.label, WRITE)
         if task.state is RUNNABLE:  # (a parked one ends only when a finished run unwinds)
             self._runnable -= 1
         task.state = FINISHED
@@ -284,12 +312,33 @@ class Execution:
         main = self.spawn(fn, "MainThread", daemon=False)
         try:
             self._drive(main, until_all_ended=True)
+            if self.failure is None:
+                self._left_running()
         except WatchdogTimeout as exc:
             if self.failure is None:
-                self.failure = watchdog_failure(self.current, exc, line=self.tracer is not None)
+                self.failure = watchdog_failure(self.current, exc,
+                                                line=self.tracer is not None and self.tracer.lines)
         finally:
             self.end()
         return self
+
+    def warn(self, message: str) -> None:
+        """Something the run could not control or see (once per message)."""
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def _left_running(self) -> None:
+        """The program returned with daemon threads that could still run: they are ended
+        here, so what they would have done next is not explored."""
+        for task in self.tasks:
+            if task.daemon and (task.state is RUNNABLE
+                                or (task.state is BLOCKED and task.deadline is not None)):
+                frame = task.glet.gr_frame if task.glet is not None else None
+                if _is_coordkits(task, frame):
+                    continue  # coordkit's own thread (a join watcher): not the program's work
+                self.warn(f"daemon thread {task.name!r} could still run when the program "
+                          "returned; it was stopped, and what it would have done next was not "
+                          "explored (stop and join it before returning)")
 
     def drive(self) -> None:
         """Open-ended mode: run runnable threads until none can run, or a failure."""
@@ -372,12 +421,34 @@ class Execution:
         nxt = self._next(task)
         if nxt is not task:
             self._switch(nxt)
+        if self.races is not None and obj and kind not in _NOT_SYNCHRONISATION:
+            # The thread does its operation now, with no other thread between.
+            self.races.synchronise(task.tid, obj, access_of(kind))
 
     def effect(self, target: Any, op: str) -> None:
         """Add a shared effect to the running thread's step beyond its opening one (a
-        wait's release of the lock, a thread's end); nothing unless footprints are kept."""
+        wait's release of the lock, a thread's end)."""
         if self.recorder is not None:
             self.recorder.effect(self.current, target, op)
+        if self.races is not None and self.current is not None:
+            self.races.synchronise(self.current.tid, label_of(target), access_of(op))
+
+    def access(self, owner: Any, field: Any, keep: Any, site: Any, stack: tuple[Any, ...]) -> None:
+        """The running thread reads or writes shared memory (``site.access``): ``field``
+        of ``owner`` (see ``accesses.location_of``), reached through ``stack``."""
+        task = self.current
+        if task is None or self.killing or self._in_invariant:
+            return
+        races = self.races
+        if races is not None:
+            seen = len(races.races)
+            races.access(task.tid, owner, field, keep, site.access, task.name, site, stack)
+            if self.fail_on_race and len(races.races) > seen and self.failure is None:
+                self.terminate(race_failure(races.races[-1], task))
+        recorder = self.recorder
+        if recorder is not None and recorder.steps is not None:
+            recorder.effect(task, f"mem:{owner!r}.{field!r}", "write" if site.access == WRITE
+                            else "read")
 
     def _check_invariant(self, task: Task) -> None:
         self._in_invariant = True
@@ -452,6 +523,9 @@ class Execution:
                 # interpreter's switch interval would make it (SCHED-19).
                 enabled.append(enabled.pop(0))
                 point = point._replace(yielding=True)
+        # The scheduler is the caller's code, like the invariant: what it runs is no
+        # scheduling point of the program's (traced as user code, it would recurse).
+        self._in_invariant = True
         try:
             idx = self.scheduler.choose(point, enabled)
         except (Kill, WatchdogTimeout):
@@ -460,6 +534,8 @@ class Execution:
             self.scheduler_error = exc  # the caller's, never the program's failure
             self._stop = True
             return None
+        finally:
+            self._in_invariant = False
         if idx < 0:  # the scheduler abandons a run that can only repeat explored work
             self.pruned = True
             self._stop = True
@@ -539,6 +615,10 @@ class Execution:
                 pass
         task.state = RUNNABLE
         self._runnable += 1
+        if self.races is not None and not timed_out:
+            waker = self.current
+            if waker is not None and waker is not task:
+                self.races.wake(waker.tid, task.tid)
         task.parked_on = None
         task.deadline = None
         task.waiting_on = ""

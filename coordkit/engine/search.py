@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from coordkit import sync
+from coordkit.engine.races import Race
 from coordkit.engine.report import ExploreResult, FoundFailure, RunReport, same_failure, target_name
 from coordkit.engine.run import MAX_STEPS, Run, RunOptions, Session, check_positive
 from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler, Scheduler, make_scheduler
@@ -26,13 +27,15 @@ Progress = Callable[[int, float], Any]
 
 def run_options(fn: Any, *, max_steps: int = MAX_STEPS, run_timeout: float = 10.0,
                 granularity: str = "sync", invariant: Any = None,
-                fail_on_thread_exception: bool = True) -> RunOptions:
+                fail_on_thread_exception: bool = True, races: str = "report",
+                racing: frozenset[int] = frozenset()) -> RunOptions:
     """Check ``fn`` and the options of its runs."""
     if not callable(fn):
         raise TypeError(f"fn must be a zero-argument callable, got {fn!r}")
     if isinstance(run_timeout, int) and not isinstance(run_timeout, bool):
         run_timeout = float(run_timeout)
-    return RunOptions(max_steps, run_timeout, granularity, invariant, fail_on_thread_exception)
+    return RunOptions(max_steps, run_timeout, granularity, invariant, fail_on_thread_exception,
+                      races=races, racing=racing)
 
 
 def explore(
@@ -46,7 +49,8 @@ def explore(
     max_steps: int = MAX_STEPS,
     time_budget: float | None = None,
     run_timeout: float = 10.0,
-    granularity: str = "sync",
+    granularity: str = "auto",
+    races: str = "report",
     invariant: Callable[[], Any] | None = None,
     shrink: bool = True,
     fail_on_thread_exception: bool = True,
@@ -68,12 +72,20 @@ def explore(
     ``run_timeout`` caps one run (a watchdog ends a run stuck outside the
     scheduler).  ``seed=None`` picks a seed and reports it in the result.
 
+    ``granularity`` says where a thread may be switched: ``"sync"`` at every
+    synchronisation operation, ``"line"`` also before every line and shared store of
+    the user's code, ``"auto"`` (the default) at synchronisation and at every access
+    that race detection has seen race.  ``races`` says what an unordered pair of
+    accesses to shared memory does: ``"report"`` lists it on ``result.races``,
+    ``"fail"`` fails the run, ``"ignore"`` does not look (nor learn, except at auto).
+
     Ctrl-C stops the exploration within a second, with every thread ended and the
     stdlib restored; the ``KeyboardInterrupt`` carries the partial result as
     ``exc.coordkit_result`` (``interrupted=True``: the schedules run, seed, elapsed).
     """
     options = run_options(fn, max_steps=max_steps, run_timeout=run_timeout, granularity=granularity,
-                          invariant=invariant, fail_on_thread_exception=fail_on_thread_exception)
+                          invariant=invariant, fail_on_thread_exception=fail_on_thread_exception,
+                          races=races)
     check_positive("max_schedules", max_schedules)
     check_positive("depth", depth)
     check_positive("time_budget", time_budget, allow_none=True, integer=False)
@@ -98,11 +110,15 @@ def explore(
         return search.result(lambda session: find_with_hypothesis(
             session, fn, search.ran, max_schedules=max_schedules, seed=seed, shrink=shrink),
                              "hypothesis", seed, shrink, exhausted=lambda: False)
-    scheduler = make_scheduler(strategy, seed=seed, depth=depth, max_preemptions=max_preemptions)
+    def new_scheduler() -> Scheduler:
+        return make_scheduler(strategy, seed=seed, depth=depth, max_preemptions=max_preemptions)
+
+    scheduler = new_scheduler()
     if isinstance(scheduler, DFSScheduler):
         seed = None  # a systematic search draws nothing at random: no seed to report
-    return search.result(lambda session: search.loop(session, scheduler), scheduler.name, seed, shrink,
-                         exhausted=lambda: scheduler.exhausted)
+    search.scheduler = scheduler
+    return search.result(lambda session: search.loop(session, new_scheduler), scheduler.name, seed,
+                         shrink, exhausted=lambda: search.scheduler.exhausted)
 
 
 class _Search:
@@ -119,12 +135,20 @@ class _Search:
         self.runs = 0
         self.pruned = 0
         self.leaked: list[str] = []
+        self.scheduler: Any = None
+        self.races: dict[Any, Race] = {}
+        self.warnings: list[str] = []
 
     def ran(self, run: Run) -> None:
         """Count a finished run; raise what its scheduler raised."""
         self.runs += 1
         self.leaked.extend(run.leaked)
         self.pruned += run.pruned
+        for race in run.races or ():
+            self.races.setdefault(race.identity, race)
+        for warning in run.warnings:
+            if warning not in self.warnings:
+                self.warnings.append(warning)
         if self.progress is not None:
             self.progress(self.runs, sync.real_monotonic() - self.started)
         if run.scheduler_error is not None:
@@ -133,14 +157,20 @@ class _Search:
     def out_of_time(self) -> bool:
         return self.deadline is not None and sync.real_monotonic() > self.deadline
 
-    def loop(self, session: Session, scheduler: Scheduler) -> Run | None:
-        """On the worker: run schedules until one fails or a budget is spent."""
+    def loop(self, session: Session, new_scheduler: Callable[[], Scheduler]) -> Run | None:
+        """On the worker: run schedules until one fails or a budget is spent.  A systematic
+        search starts over when new racing sites become scheduling points: the choice
+        points it has enumerated are no longer the program's."""
+        scheduler = self.scheduler
         while self.runs < self.max_schedules:
+            racing = session.racing
             run = session.run(self.fn, scheduler, run_index=self.runs)
             self.ran(run)
             if run.failure is not None:
                 return run
-            if scheduler.exhausted or self.out_of_time():
+            if session.racing != racing and isinstance(scheduler, DFSScheduler):
+                scheduler = self.scheduler = new_scheduler()
+            elif scheduler.exhausted or self.out_of_time():
                 return None
         return None
 
@@ -149,17 +179,21 @@ class _Search:
         """Run the search and report on it.  Interrupted (Ctrl-C), it stops within a second
         with the stdlib restored and every thread ended, and the ``KeyboardInterrupt``
         carries the partial result as ``coordkit_result``."""
+        session = Session(self.options, quiet=True)
         try:
-            with Session(self.options, quiet=True) as session:
+            with session:
                 found = self.find(session, find)
                 failure = None
                 if found is not None:
+                    # Shrinking replays the found run's schedule: its scheduling points must stay.
+                    session.racing, session.learning = found.racing, False
                     failure = session.call(lambda: self.report(session, found, shrink, strategy, seed),
                                            per_run=True)
         except (KeyboardInterrupt, SystemExit) as exc:
-            exc.coordkit_result = self.outcome(None, strategy, seed, False, interrupted=True)  # type: ignore[union-attr]
+            exc.coordkit_result = self.outcome(  # type: ignore[union-attr]
+                session, None, strategy, seed, False, interrupted=True)
             raise
-        return self.outcome(failure, strategy, seed, exhausted() and found is None)
+        return self.outcome(session, failure, strategy, seed, exhausted() and found is None)
 
     def find(self, session: Session, find: Callable[[Session], Run | None]) -> Run | None:
         try:
@@ -170,8 +204,8 @@ class _Search:
             self.leaked.extend(found.leaked)
             return found
 
-    def outcome(self, failure: FoundFailure | None, strategy: str, seed: int | None, exhausted: bool,
-                *, interrupted: bool = False) -> ExploreResult:
+    def outcome(self, session: Session, failure: FoundFailure | None, strategy: str,
+                seed: int | None, exhausted: bool, *, interrupted: bool = False) -> ExploreResult:
         return ExploreResult(
             failure=failure,
             schedules_run=self.runs,
@@ -181,6 +215,11 @@ class _Search:
             elapsed=sync.real_monotonic() - self.started,
             pruned=self.pruned,
             leaked_threads=self.leaked,
+            granularity=self.options.granularity,
+            races=list(self.races.values()),
+            race_runs=session.detected_runs,
+            racing_sites=len(session.racing),
+            warnings=self.warnings,
             interrupted=interrupted,
         )
 

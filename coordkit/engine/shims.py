@@ -115,6 +115,9 @@ class Lock:
             if not woken and self._owner is not None:
                 return False
         self._owner = ex.current
+        # Taken after a wait: after whichever release freed it last, not only the one
+        # that woke this thread (another thread may have taken and released it since).
+        ex.effect(self, "acquire")
         return True
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
@@ -151,8 +154,7 @@ class Lock:
     def _ck_release_save(self) -> Any:
         if self._owner is None:
             raise RuntimeError("release unlocked lock")
-        if self._ex.recorder is not None:
-            self._ex.effect(self, "release")
+        self._ex.effect(self, "release")
         self._free()
         return None
 
@@ -212,8 +214,7 @@ class RLock(Lock):
             raise RuntimeError("cannot release un-acquired lock")
         state = (self._count, self._owner)
         self._count = 0
-        if self._ex.recorder is not None:
-            self._ex.effect(self, "release")
+        self._ex.effect(self, "release")
         self._free()
         return state
 
@@ -408,6 +409,7 @@ class Semaphore:
             while self._value == 0:
                 if not self._waiters.park(ex, f"{self._ck_label}.acquire", deadline) and self._value == 0:
                     return False
+            ex.effect(self, "acquire")  # after the release that made it available (see Lock)
         self._value -= 1
         return True
 
@@ -494,6 +496,7 @@ class SimpleQueue:
                 raise _queue.Empty
             if not self._waiters.park(ex, f"{self._ck_label}.get", deadline) and not self._items:
                 raise _queue.Empty
+            ex.effect(self, "get")  # after the put of the item it takes (see Lock)
         return self._items.popleft()
 
     def get_nowait(self) -> Any:

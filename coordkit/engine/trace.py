@@ -43,6 +43,9 @@ _V1 = "ck1"
 _LINE = 1  # flags: the run had line granularity
 _THREAD_ERRORS_PASS = 2  # flags: a thread's exception did not fail the run
 _INVARIANT = 4  # flags: the run failed on the invariant it was given
+_AUTO = 8  # flags: the run had auto granularity; its racing sites follow the header
+MAX_RACING_SITES = 4096  # more sites than this in a trace is not a trace
+GRANULARITIES = ("auto", "sync", "line")
 
 
 def _varint(n: int, out: bytearray) -> None:
@@ -54,6 +57,19 @@ def _varint(n: int, out: bytearray) -> None:
         else:
             out.append(b)
             return
+
+
+def _racing_sites(flags: int, values: list[int]) -> tuple[tuple[int, ...], list[int]]:
+    """The racing sites after the header of an auto-granularity trace, and what follows."""
+    if not flags & _AUTO:
+        return (), values
+    if not values or values[0] > MAX_RACING_SITES or len(values) < 1 + values[0]:
+        raise TraceFormatError("corrupt trace: a bad list of racing sites")
+    count = values[0]
+    sites = tuple(values[1 : 1 + count])
+    if any(s >= 2**32 for s in sites):
+        raise TraceFormatError("corrupt trace: a racing site out of range")
+    return sites, values[1 + count :]
 
 
 def _read_varints(data: bytes) -> list[int]:
@@ -112,8 +128,9 @@ class Schedule:
 
     It also records the options that shape the run's choice points, so a replay
     needs nothing but the string: ``granularity``, ``fail_on_thread_exception``
-    and ``max_steps``; and ``invariant``, whether the run failed on an invariant
-    (which a replay must be given again).
+    and ``max_steps``; ``racing``, at auto granularity, the sites (``accesses.site_key``)
+    that were scheduling points; and ``invariant``, whether the run failed on an
+    invariant (which a replay must be given again).
     """
 
     choices: tuple[tuple[int, int], ...] = ()
@@ -121,6 +138,7 @@ class Schedule:
     fail_on_thread_exception: bool = True
     max_steps: int | None = None  # None: the default budget
     invariant: bool = False
+    racing: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.max_steps is not None and (
@@ -131,8 +149,8 @@ class Schedule:
         for name in ("fail_on_thread_exception", "invariant"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
-        if not isinstance(self.granularity, str) or self.granularity not in ("sync", "line"):
-            raise ValueError(f"granularity must be 'sync' or 'line', got {self.granularity!r}")
+        if not isinstance(self.granularity, str) or self.granularity not in GRANULARITIES:
+            raise ValueError(f"granularity must be one of {GRANULARITIES}, got {self.granularity!r}")
         if isinstance(self.choices, (str, bytes)) or not isinstance(self.choices, (tuple, list)):
             raise TypeError(f"choices must be a sequence of (candidates, index) pairs, got "
                             f"{self.choices!r}")
@@ -155,6 +173,13 @@ class Schedule:
                     f"choice {i} is {c} of {n} candidates: a choice point has at least "
                     "2 candidates and the choice is an index below that number"
                 )
+        if self.racing and self.granularity != "auto":
+            raise ValueError("racing sites are scheduling points only at granularity='auto'")
+        if len(self.racing) > MAX_RACING_SITES or not all(
+                isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**32
+                for s in self.racing):
+            raise ValueError(f"racing must be at most {MAX_RACING_SITES} site keys in 0..2**32-1, "
+                             f"got {self.racing!r:.80}")
 
     def choice_limit(self) -> int:
         """The most choice points a run under this schedule's step budget can have."""
@@ -172,9 +197,14 @@ class Schedule:
             (_LINE if self.granularity == "line" else 0)
             | (_THREAD_ERRORS_PASS if self.fail_on_thread_exception is False else 0)
             | (_INVARIANT if self.invariant else 0)
+            | (_AUTO if self.granularity == "auto" else 0)
         )
         _varint(flags, out)
         _varint(self.max_steps or 0, out)
+        if self.granularity == "auto":
+            _varint(len(self.racing), out)
+            for site in sorted(self.racing):
+                _varint(site, out)
         i, choices = 0, self.choices
         while i < len(choices):
             j = i
@@ -219,8 +249,10 @@ class Schedule:
         if len(values) < 2:
             raise TraceFormatError("corrupt trace: the payload has no options header")
         (flags, max_steps), values = values[:2], values[2:]
-        if flags & ~(_LINE | _THREAD_ERRORS_PASS | _INVARIANT):
+        if flags & ~(_LINE | _THREAD_ERRORS_PASS | _INVARIANT | _AUTO) or (
+                flags & _LINE and flags & _AUTO):
             raise TraceFormatError(f"corrupt trace: unknown option flags {flags:#x}")
+        racing, values = _racing_sites(flags, values)
         if len(values) % 3:
             raise TraceFormatError("corrupt trace: the payload is not a whole number of entries")
         if max_steps > _LARGEST_BUDGET:
@@ -239,10 +271,11 @@ class Schedule:
             choices.extend([(n, c)] * repeat)
         return cls(
             tuple(choices),
-            granularity="line" if flags & _LINE else "sync",
+            granularity="line" if flags & _LINE else "auto" if flags & _AUTO else "sync",
             fail_on_thread_exception=not flags & _THREAD_ERRORS_PASS,
             max_steps=max_steps or None,
             invariant=bool(flags & _INVARIANT),
+            racing=racing,
         )
 
     def describe(self) -> str:
@@ -252,6 +285,8 @@ class Schedule:
             options += ", fail_on_thread_exception=False"
         if self.max_steps:
             options += f", max_steps={self.max_steps}"
+        if self.racing:
+            options += f", {len(self.racing)} racing site(s) scheduled"
         if self.invariant:
             options += "; failed on its invariant"
         return (f"{len(self.choices)} choice points, {self.preemptions} preemption(s) at most; "

@@ -212,6 +212,7 @@ ENGINE = [
         _p("time_budget", "opt_seconds", None),
         _p("run_timeout", "seconds", 10.0),
         _p("granularity", "choice", "sync"),
+        _p("races", "choice", "report"),
         _p("invariant", "opt_callable", None),
         _p("shrink", "flag", True),
         _p("fail_on_thread_exception", "flag", True),

@@ -131,7 +131,10 @@ def _scheduler_case(rng: random.Random, fault: Fault, monkeypatch: Any) -> dict[
 def _shim_case(rng: random.Random, fault: Fault, monkeypatch: Any) -> dict[str, Any]:
     cls, name = rng.choice(SHIM_METHODS)
     monkeypatch.setattr(cls, name, fault.wrap(getattr(cls, name)))
-    return {"strategy": rng.choice(["pct", "random", "dfs"]), "label": f"{cls.__name__}.{name}"}
+    # The wrapper stands in for engine code, which is never traced; defined in a test, at
+    # line or auto granularity it would be traced as the program's own code.
+    return {"strategy": rng.choice(["pct", "random", "dfs"]), "granularity": "sync",
+            "label": f"{cls.__name__}.{name}"}
 
 
 def _invariant_case(rng: random.Random, fault: Fault, monkeypatch: Any) -> dict[str, Any]:
@@ -231,3 +234,24 @@ def test_progress_that_raises_under_the_hypothesis_strategy_raises_that_exceptio
 
     with pytest.raises(Injected, match="progress"):
         coordkit.explore(program, strategy="hypothesis", max_schedules=20, seed=1, progress=progress)
+
+
+class CountingScheduler(RandomScheduler):
+    """A strategy written in the user's code, with lines and memory accesses of its own."""
+
+    def __init__(self) -> None:
+        super().__init__(3)
+        self.calls = {"choose": 0}
+
+    def choose(self, point: Any, enabled: Any) -> int:
+        self.calls["choose"] += 1
+        total = sum(range(3))
+        return super().choose(point, enabled) if total == 3 else 0
+
+
+def test_a_scheduler_written_in_user_code_takes_no_scheduling_points_of_its_own():
+    # ENGINE-2: at the default granularity the user's code is traced; the scheduler's own
+    # lines must not become scheduling points (a point inside choose asks choose again).
+    scheduler = CountingScheduler()
+    result = coordkit.explore(program, strategy=scheduler, max_schedules=5)
+    assert result.ok and scheduler.calls["choose"] > 0

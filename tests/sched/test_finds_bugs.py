@@ -55,12 +55,22 @@ def test_line_granularity_refused_clearly_on_python_310():
         coordkit.explore(programs.lost_update, granularity="line")
 
 
-def test_lost_update_invisible_without_line_granularity():
-    # SCHED-2: without line granularity a thread runs from one sync operation to the next
-    # atomically, so a race with no synchronisation in between cannot show up.
-    result = coordkit.explore(programs.lost_update, strategy="dfs", max_preemptions=None)
+def test_lost_update_invisible_at_sync_granularity():
+    # SCHED-2: at sync granularity a thread runs from one sync operation to the next
+    # atomically, so a race with no synchronisation in between cannot show up...
+    result = coordkit.explore(programs.lost_update, strategy="dfs", max_preemptions=None,
+                              granularity="sync")
     assert result.failure is None
     assert result.exhausted
+    # ...but race detection still sees it, and says so (RACE-1).
+    assert any("write" in str(race) for race in result.races)
+
+
+@pytest.mark.parametrize("strategy", ["dfs", *STRATEGIES])
+def test_lost_update_found_at_default_granularity(strategy):
+    # RACE-3: at auto granularity (the default) the racing accesses become scheduling points
+    result = coordkit.explore(programs.lost_update, strategy=strategy, seed=1, max_schedules=500)
+    assert result.failure is not None and "lost update" in result.failure.message
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

@@ -45,7 +45,7 @@ def test_no_exception_is_printed_as_ignored_when_runs_are_collected():
 
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="sys.monitoring exists from Python 3.12")
 def test_line_granularity_gives_its_monitoring_tool_id_back():
-    from coordkit.engine.lines import _TOOL_ID
+    from coordkit.engine.tracing import _TOOL_ID
 
     def racy() -> None:
         box = [0]

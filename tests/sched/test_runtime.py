@@ -34,6 +34,7 @@ def test_one_thread_at_a_time():
 
     def program():
         lock[:] = [threading.Lock()]
+        inside[0] = 0  # a run that failed inside left it raised
 
         def work():
             for _ in range(3):
@@ -49,7 +50,8 @@ def test_one_thread_at_a_time():
         for t in ts:
             t.join()
 
-    result = coordkit.explore(program, seed=1, max_schedules=100, invariant=lambda: inside[0] == 0)
+    result = coordkit.explore(program, seed=1, max_schedules=100, invariant=lambda: inside[0] == 0,
+                              granularity="sync")
     assert result.failure is None
     assert max(seen) == 1
     if sys.version_info < (3, 11):
@@ -58,6 +60,10 @@ def test_one_thread_at_a_time():
     result = coordkit.explore(program, seed=1, max_schedules=100, granularity="line",
                               invariant=lambda: inside[0] <= 1)
     assert result.failure is not None and result.failure.kind == "invariant"
+    # ...and so does auto granularity, once race detection has seen ``inside`` race (RACE-3).
+    result = coordkit.explore(program, seed=1, max_schedules=100, invariant=lambda: inside[0] <= 1)
+    assert result.failure is not None and result.failure.kind == "invariant"
+    assert any("list item" in str(race) for race in result.races), result.races
 
 
 def test_stdlib_objects_made_inside_are_controlled():

@@ -217,6 +217,9 @@ def explore_case(cls: type, method: str, strategy: str, *, schedules: int, seed:
     # alive is left out of every collection, and the tests' own objects are collected.
     gc.freeze()
     try:
+        # Their subject is the stdlib's behaviour under the scheduler (SCHED-21), not races in
+        # CPython's test code: sync granularity, no race detection (which would trace that code).
+        options = {"granularity": "sync", "races": "ignore", **options}
         result = coordkit.explore(program, strategy=strategy, max_schedules=schedules, seed=seed,
                                   **options)
     finally:

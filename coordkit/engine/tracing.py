@@ -1,0 +1,391 @@
+"""What a run sees of the user's code between synchronisation operations: its lines, its
+shared-memory accesses, and the accesses that have raced.
+
+A ``Tracer`` is made for each run, and does up to three things:
+
+* ``lines`` (line granularity): a scheduling point before every source line of the
+  user's code, and before every store into shared state (a global, an attribute,
+  an item, a closure cell), so the scheduler may switch between ``tmp = c.v`` and
+  ``c.v = tmp + 1`` and inside ``x += 1`` too;
+* ``accesses`` (race detection): every access of the user's code to shared memory
+  is handed to the run (``Execution.access``), which orders it against the others;
+* ``racing`` (auto granularity): a scheduling point before every access at a site
+  that has raced (site keys, see ``accesses.site_key``).
+
+Lines of the standard library, of installed packages and of coordkit itself are not
+traced; their synchronisation operations are scheduling points anyway.  Python
+3.12+ uses ``sys.monitoring`` (disabled per location where there is nothing to do);
+3.10 and 3.11 use ``sys.settrace`` with opcode events.  A scheduling point from
+inside a trace callback needs Python 3.11 (``SWITCHES``); on 3.10 a tracer only
+records accesses.
+"""
+
+from __future__ import annotations
+
+import _thread
+import dis
+import os
+import queue
+import sys
+import sysconfig
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from coordkit import sync
+from coordkit.engine.accesses import Frame, Site, access_sites, location_of
+from coordkit.engine.points import READ
+from coordkit.engine.races import format_stack
+from coordkit.engine.runtime import current_execution
+
+if TYPE_CHECKING:
+    from coordkit.engine.runtime import Execution
+
+__all__ = ["SWITCHES", "Tracer", "is_user_code", "unavailable"]
+
+_LIBRARY_ROOTS = tuple(
+    os.path.realpath(p) + os.sep
+    for p in {
+        sysconfig.get_paths()["stdlib"],
+        sysconfig.get_paths()["platstdlib"],
+        sysconfig.get_paths()["purelib"],
+        sysconfig.get_paths()["platlib"],
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # coordkit itself
+    }
+)
+_user_code_cache: dict[Any, bool] = {}
+STACK_DEPTH = 3  # frames of the user's code kept for each side of a race
+
+
+def is_user_code(code: Any) -> bool:
+    """True for code the user wrote (not the stdlib, installed packages or coordkit)."""
+    known = _user_code_cache.get(code)
+    if known is None:
+        fn = code.co_filename
+        # "<string>" and friends are generated code (dataclass methods, namedtuples).
+        known = not fn.startswith("<") and not os.path.realpath(fn).startswith(_LIBRARY_ROOTS)
+        _user_code_cache[code] = known
+    return known
+
+
+# Writes that another thread can see: everything but STORE_FAST and friends (locals).
+_SHARED_STORES = frozenset(
+    name for name in dis.opmap
+    if name.startswith(("STORE_", "DELETE_")) and "FAST" not in name
+)
+_stores_cache: dict[Any, dict[int, str]] = {}
+
+
+def shared_stores(code: Any) -> dict[int, str]:
+    """Byte offset -> what is written, for each store of ``code`` into shared state."""
+    known = _stores_cache.get(code)
+    if known is None:
+        known = {}
+        prefix: list[int] = []  # EXTENDED_ARG offsets that lead into the next instruction
+        for ins in dis.get_instructions(code):
+            if ins.opname == "EXTENDED_ARG":
+                prefix.append(ins.offset)
+                continue
+            if ins.opname in _SHARED_STORES:
+                what = ins.argval if isinstance(ins.argval, str) else "[]"
+                for offset in (*prefix, ins.offset):
+                    known[offset] = what
+            prefix = []
+        _stores_cache[code] = known
+    return known
+
+
+if sys.version_info >= (3, 11):
+    import ctypes
+
+    _get_tstate = ctypes.pythonapi.PyThreadState_Get
+    _get_tstate.restype = ctypes.c_void_p
+    _leave_tracing = ctypes.pythonapi.PyThreadState_LeaveTracing
+    _leave_tracing.argtypes = [ctypes.c_void_p]
+    _enter_tracing = ctypes.pythonapi.PyThreadState_EnterTracing
+    _enter_tracing.argtypes = [ctypes.c_void_p]
+    SWITCHES = True
+else:
+    SWITCHES = False
+
+
+def _point(ex: Execution, kind: str = "line", target: str = "") -> None:
+    if not ex.killing:
+        # CPython turns tracing off while a trace or monitoring callback runs. A switch
+        # to another thread from in here would leave that thread untraced, so leave the
+        # "inside a callback" state for the duration of the scheduling point.
+        _leave_tracing(_get_tstate())
+        try:
+            ex.point(kind, target)
+        finally:
+            _enter_tracing(_get_tstate())
+
+
+def _stack(frame: Any) -> tuple[tuple[str, int, str], ...]:
+    """Up to ``STACK_DEPTH`` frames of the user's code, innermost first, as ``(file, line,
+    function)``: formatted only if a race is reported."""
+    out = []
+    f = frame
+    while f is not None and len(out) < STACK_DEPTH:
+        code = f.f_code
+        if is_user_code(code):
+            out.append((code.co_filename, f.f_lineno, code.co_name))
+        f = f.f_back
+    return tuple(out)
+
+
+def _access(ex: Execution, site: Site, frame: Any) -> None:
+    """Hand the access at ``site`` to the run, if the location can be named; warn (once per
+    site and run) when it uses something the run does not control."""
+    named = Frame(frame)
+    if site.kind in _ESCAPE_KINDS and site.site_key not in ex.tracer.checked:
+        ex.tracer.checked.add(site.site_key)
+        escape = _escape(site, named)
+        if escape is not None:
+            stack = format_stack(_stack(frame))
+            ex.warn(escape.format(where=stack[0] if stack else "?"))
+    where = location_of(site, named)
+    if where is not None:
+        owner, field, keep = where
+        ex.access(owner, field, keep, site, _stack(frame))
+
+
+# What a run cannot control when the program uses it: the real clock (a function bound
+# before the run, as ``from time import monotonic`` binds it) and synchronisation objects
+# created before the run (their waits are real).  Captured when coordkit is imported,
+# before any run patches the stdlib.
+_REAL_CLOCKS = {id(f): f"time.{f.__name__}" for f in (
+    sync.real_monotonic, sync.real_time, sync.real_perf_counter, sync.real_sleep,
+    time.monotonic_ns, time.time_ns, time.perf_counter_ns)}
+_REAL_LOCK = _thread.LockType
+_REAL_RLOCK = type(_thread.RLock())
+_REAL_SYNC = (_REAL_LOCK, _REAL_RLOCK, threading.Condition, threading.Event,
+              threading.Semaphore, threading.BoundedSemaphore)
+_CLOCK_WARNING = ("{name}, bound before the run, is called at {{where}}: it reads the real clock, "
+                  "not the run's virtual one (call {name} through the module instead)")
+_SYNC_WARNING = ("a real {name} created before the run is used at {{where}}: its waits are "
+                 "real, not scheduled, so the run cannot explore them (create it inside the "
+                 "program)")
+
+
+_ESCAPE_KINDS = frozenset({"global", "attr", "method", "with"})
+
+
+def _escape(site: Site, frame: Frame) -> str | None:
+    """A warning template (with ``{where}``) when ``site`` uses a real clock or a real
+    synchronisation object, or None."""
+    if site.access != READ or site.kind not in ("global", "attr", "method", "with"):
+        return None
+    if site.kind in ("method", "with"):
+        owner = frame.value(site.owner)
+        if isinstance(owner, _REAL_SYNC) or _holds_real_lock(owner):
+            return _SYNC_WARNING.format(name=_sync_name(owner))
+    if site.kind == "global":
+        value = frame.value(("global", site.name))
+    elif site.kind == "with" or site.owner is None:
+        return None
+    else:
+        value = frame.value(("attr", site.owner, site.name))
+    name = _REAL_CLOCKS.get(id(value))
+    return None if name is None else _CLOCK_WARNING.format(name=name)
+
+
+def _holds_real_lock(obj: Any) -> bool:
+    """A ``queue.Queue`` or ``threading.Barrier`` made before the run (over real locks)."""
+    if isinstance(obj, queue.Queue):
+        return isinstance(getattr(obj, "mutex", None), _REAL_SYNC)
+    if isinstance(obj, threading.Barrier):
+        return isinstance(getattr(obj, "_cond", None), _REAL_SYNC)
+    return False
+
+
+def _sync_name(obj: Any) -> str:
+    kind = type(obj)
+    if kind is _REAL_LOCK:
+        return "threading.Lock"
+    if kind is _REAL_RLOCK:
+        return "threading.RLock"
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+class Tracer:
+    """What one run traces (see the module's docstring)."""
+
+    __slots__ = ("_offsets", "accesses", "checked", "lines", "racing")
+
+    def __init__(self, *, lines: bool = False, accesses: bool = False,
+                 racing: frozenset[int] = frozenset()) -> None:
+        self.lines = lines
+        self.accesses = accesses
+        self.racing = racing if SWITCHES else frozenset()
+        self._offsets: dict[Any, frozenset[int]] = {}
+        self.checked: set[int] = set()  # sites checked for escapes (see _escape)
+
+    def offsets(self, code: Any) -> frozenset[int]:
+        """The byte offsets of ``code`` at which this tracer acts."""
+        known = self._offsets.get(code)
+        if known is None:
+            found = set(shared_stores(code)) if self.lines else set()
+            sites = access_sites(code)
+            if self.accesses:
+                found.update(sites)
+            elif self.racing:
+                found.update(o for o, s in sites.items() if s.site_key in self.racing)
+            known = self._offsets[code] = frozenset(found)
+        return known
+
+    @property
+    def mode(self) -> tuple[bool, bool, frozenset[int]]:
+        return self.lines, self.accesses, self.racing
+
+    def wants(self, code: Any) -> bool:
+        """True when ``code`` has an instruction this tracer acts on."""
+        return bool(self.offsets(code))
+
+    def instruction(self, ex: Execution, code: Any, offset: int, frame: Any) -> bool:
+        """The instruction at ``offset`` is about to run; False when there is nothing to do
+        there (for this tracer, ever)."""
+        acted = False
+        if self.lines:
+            what = shared_stores(code).get(offset)
+            if what is not None:
+                _point(ex, "store", what)
+                acted = True
+        site = access_sites(code).get(offset) if (self.accesses or self.racing) else None
+        if site is None:
+            return acted
+        if site.site_key in self.racing:
+            _point(ex, "access", site.name)
+            acted = True
+        if self.accesses:
+            _access(ex, site, frame)
+            acted = True
+        return acted
+
+    def install(self, ex: Execution) -> None:
+        _install(self)
+
+    def uninstall(self) -> None:
+        _uninstall()
+
+
+if sys.version_info >= (3, 12):
+    _TOOL_ID = 4  # sys.monitoring ids 0-5 exist; 4 and 5 are free for tools like this one
+    _registered = False
+    _last_mode: Any = None
+    _instrumented: set[Any] = set()  # user code with INSTRUCTION events switched on
+
+    def _instrument(code: Any, tracer: Tracer) -> None:
+        if code not in _instrumented and tracer.wants(code):
+            _instrumented.add(code)
+            sys.monitoring.set_local_events(_TOOL_ID, code, sys.monitoring.events.INSTRUCTION)
+
+    def _start_event(code: Any, offset: int) -> Any:
+        if not is_user_code(code):
+            return sys.monitoring.DISABLE
+        ex = current_execution()
+        if ex is not None and ex.tracer is not None:
+            _instrument(code, ex.tracer)
+        return None
+
+    def _line_event(code: Any, line: int) -> Any:
+        if not is_user_code(code):
+            return sys.monitoring.DISABLE
+        ex = current_execution()
+        if ex is not None and ex.tracer is not None:
+            _instrument(code, ex.tracer)
+            if ex.tracer.lines:
+                _point(ex)
+        return None
+
+    def _instruction_event(code: Any, offset: int) -> Any:
+        ex = current_execution()
+        if ex is None or ex.tracer is None:
+            return None
+        if not ex.tracer.instruction(ex, code, offset, sys._getframe(1)):
+            return sys.monitoring.DISABLE
+        return None
+
+    def _install(tracer: Tracer) -> None:
+        global _registered, _last_mode
+        mon = sys.monitoring
+        if not _registered:
+            owner = mon.get_tool(_TOOL_ID)
+            if owner is None:
+                mon.use_tool_id(_TOOL_ID, "coordkit")
+            elif owner != "coordkit":
+                raise RuntimeError(unavailable())
+            mon.register_callback(_TOOL_ID, mon.events.LINE, _line_event)
+            mon.register_callback(_TOOL_ID, mon.events.PY_START, _start_event)
+            mon.register_callback(_TOOL_ID, mon.events.INSTRUCTION, _instruction_event)
+            _registered = True
+        if tracer.mode != _last_mode:
+            # Locations disabled for another tracer may matter to this one.
+            mon.restart_events()
+            _last_mode = tracer.mode
+        mon.set_events(_TOOL_ID, mon.events.LINE if tracer.lines else mon.events.PY_START)
+
+    def unavailable() -> str | None:
+        """Why tracing cannot run now (another tool holds its id), or None."""
+        owner = sys.monitoring.get_tool(_TOOL_ID)
+        if owner is None or owner == "coordkit":
+            return None
+        return (f"tracing the user's code needs sys.monitoring tool id {_TOOL_ID}, which "
+                f"{owner!r} is using; run without it, or with granularity='sync' and races='ignore'")
+
+    def _uninstall() -> None:
+        """Switch every event off and give the tool id back: nothing of coordkit stays
+        registered between runs (a profiler or debugger may want the id)."""
+        global _registered, _last_mode
+        if not _registered:
+            return
+        mon = sys.monitoring
+        mon.set_events(_TOOL_ID, 0)
+        while _instrumented:
+            mon.set_local_events(_TOOL_ID, _instrumented.pop(), 0)
+        for event in (mon.events.LINE, mon.events.PY_START, mon.events.INSTRUCTION):
+            mon.register_callback(_TOOL_ID, event, None)
+        if mon.get_tool(_TOOL_ID) == "coordkit":
+            mon.free_tool_id(_TOOL_ID)
+        _registered = False
+        _last_mode = None
+
+else:
+
+    def _local_trace(ex: Execution, tracer: Tracer, offsets: frozenset[int]) -> Any:
+        """The trace function of one frame: every opcode event comes here, so it does as
+        little as it can where the tracer has nothing to do."""
+
+        def trace(frame: Any, event: str, arg: Any) -> Any:
+            if event == "opcode":
+                if frame.f_lasti in offsets:
+                    tracer.instruction(ex, frame.f_code, frame.f_lasti, frame)
+            elif event == "line":
+                _point(ex)
+            return trace
+
+        return trace
+
+    def _global_trace(frame: Any, event: str, arg: Any) -> Any:
+        if event != "call" or not is_user_code(frame.f_code):
+            return None
+        ex = current_execution()
+        if ex is None or ex.tracer is None:
+            return None
+        tracer = ex.tracer
+        offsets = tracer.offsets(frame.f_code)
+        frame.f_trace_lines = tracer.lines
+        if offsets:
+            frame.f_trace_opcodes = True
+        elif not tracer.lines:
+            return None
+        return _local_trace(ex, tracer, offsets)
+
+    def unavailable() -> str | None:
+        return None
+
+    def _install(tracer: Tracer) -> None:
+        sys.settrace(_global_trace)
+
+    def _uninstall() -> None:
+        sys.settrace(None)

@@ -1,0 +1,155 @@
+"""What counts as one location, and what race detection does not touch (RACE-3)."""
+
+from __future__ import annotations
+
+import gc
+import sys
+import threading
+import weakref
+
+import pytest
+
+import coordkit
+from coordkit.engine.accesses import access_sites
+
+COUNT = 0
+
+
+def _races(program, **options):
+    options.setdefault("granularity", "sync")
+    return coordkit.explore(program, seed=1, max_schedules=3, **options).races
+
+
+def _in_two_threads(first, second):
+    def program():
+        ts = [threading.Thread(target=first), threading.Thread(target=second)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+
+    return program
+
+
+def test_different_keys_of_one_dict_are_different_locations():
+    # RACE-3: a key of one dict is a location
+    shared: dict = {}
+
+    def a():
+        shared["a"] = 1
+
+    def b():
+        shared["b"] = 2
+
+    def also_a():
+        shared["a"] = 3
+
+    assert _races(_in_two_threads(a, b)) == []
+    races = _races(_in_two_threads(a, also_a))
+    assert [r.location for r in races] == ["dict item ['a']"]
+
+
+def test_a_whole_container_method_touches_every_key():
+    # RACE-3: append/setdefault/get on a container touch all of it
+    shared: dict = {}
+
+    def writer():
+        shared["k"] = 1
+
+    def whole():
+        shared.setdefault("other", 0)
+
+    races = _races(_in_two_threads(writer, whole))
+    assert races and {r.location for r in races} <= {"dict item ['k']", "dict (whole)"}
+
+
+def test_globals_and_closure_variables_are_locations():
+    # RACE-3: a global by name in its module; a closure variable by name
+    def bump_global():
+        global COUNT
+        COUNT += 1
+
+    assert {r.location for r in _races(_in_two_threads(bump_global, bump_global))} == {"global COUNT"}
+
+    def program():
+        n = 0
+
+        def bump():
+            nonlocal n
+            n += 1
+
+        _in_two_threads(bump, bump)()
+
+    assert {r.location for r in _races(program)} == {"closure variable n"}
+
+
+def test_a_module_attribute_is_its_global():
+    # RACE-3: ``module.name`` and ``name`` inside the module are one location
+    this = sys.modules[__name__]
+
+    def via_module():
+        this.COUNT = 5
+
+    def via_global():
+        global COUNT
+        COUNT = 6
+
+    assert {r.location for r in _races(_in_two_threads(via_module, via_global))} == {"global COUNT"}
+
+
+def test_properties_are_not_run_by_the_detector():
+    # RACE-3: operands are read without running the program's code
+    calls = []
+
+    class Lazy:
+        @property
+        def inner(self):
+            calls.append(1)
+            return self
+
+        value = 0
+
+    obj = Lazy()
+
+    def touch():
+        obj.inner.value = 1
+
+    _races(_in_two_threads(touch, touch))
+    assert len(calls) == 2 * 3  # two threads, three schedules: the detector added no call
+
+
+def test_race_detection_keeps_no_object_alive():
+    # RACE-3: a weak reference to an object the program dropped dies in the run
+    refs = []
+
+    class Thing:
+        value = 0
+
+    def program():
+        thing = Thing()
+        refs.append(weakref.ref(thing))
+
+        def touch():
+            thing.value = 1
+
+        _in_two_threads(touch, touch)()
+
+    coordkit.explore(program, seed=1, max_schedules=2, granularity="sync")
+    gc.collect()
+    assert refs and all(r() is None for r in refs)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="bytecode of 3.10-3.13")
+def test_access_sites_name_the_operands_of_augmented_assignments():
+    # RACE-3: ``self.count += 1`` reads and writes the attribute of ``self``
+    def bump(self, d, k):
+        self.count += 1
+        d[k] = 1
+        return k in d
+
+    sites = list(access_sites(bump.__code__).values())
+    kinds = {(s.kind, s.access, s.name, s.owner) for s in sites}
+    assert ("attr", "read", "count", ("fast", "self")) in kinds
+    assert ("attr", "write", "count", ("fast", "self")) in kinds
+    assert ("item", "write", "[]", ("fast", "d")) in kinds
+    assert ("item", "read", "in", ("fast", "d")) in kinds
