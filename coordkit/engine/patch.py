@@ -631,12 +631,16 @@ class StdlibPatch:
         if StdlibPatch._active:
             raise RuntimeError("coordkit explorations cannot be nested")
         StdlibPatch._active = True
-        install_thread_hooks()
-        self._aliases = _Patch(_aliases_of_patched_names())
-        self._aliases.__enter__()
-        self._patch.__enter__()
         self._unraisable = sys.unraisablehook
-        sys.unraisablehook = self._drop_kills
+        try:  # half-applied (a Ctrl-C, a module that fails a lookup), it is undone
+            install_thread_hooks()
+            self._aliases = _Patch(_aliases_of_patched_names())
+            self._aliases.__enter__()
+            self._patch.__enter__()
+            sys.unraisablehook = self._drop_kills
+        except BaseException:
+            self.__exit__()
+            raise
         return self
 
     def _drop_kills(self, unraisable: Any) -> None:

@@ -352,9 +352,13 @@ class Session:
         self.detected_runs = 0
 
     def __enter__(self) -> Session:
-        self._patch.__enter__()
-        self._quiet.__enter__()
         self._thread_names = threading._counter  # type: ignore[attr-defined]
+        self._patch.__enter__()
+        try:
+            self._quiet.__enter__()
+        except BaseException:
+            self._patch.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:

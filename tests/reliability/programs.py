@@ -32,28 +32,31 @@ def _send() -> None:
 
 
 def signals_itself() -> None:
-    """Two threads and a lock; at run ``PLAN["at_run"]`` it signals its own process, and
-    (with ``spin``) its second thread then computes without end (no scheduling point, no
-    step budget to stop it), so the run is in progress when the signal is handled.
-    ``SEEN`` counts the threads that started and ended."""
+    """Two threads and a lock.  At run ``PLAN["at_run"]`` the second thread, once it has
+    started, signals its own process and (with ``spin``) then computes without end (no
+    scheduling point, no step budget to stop it): the run is in progress when the signal
+    is handled, and that thread must be ended.  ``SEEN`` counts the threads that started
+    and ended."""
     SEEN["runs"] += 1
     lock = threading.Lock()
-    spin = PLAN["spin"] and SEEN["runs"] == PLAN["at_run"]
+    chosen = SEEN["runs"] == PLAN["at_run"] and SEEN["sent_at"] is None
 
     def worker() -> None:
         SEEN["started"] += 1
         try:
             with lock:
                 pass
-            while spin:
+            if chosen:
+                _send()
+            while chosen and PLAN["spin"]:
                 pass
         finally:
             SEEN["ended"] += 1
 
     t = threading.Thread(target=worker)
     t.start()
-    if SEEN["runs"] == PLAN["at_run"] and SEEN["sent_at"] is None:
-        _send()
+    with lock:
+        pass
     t.join()
 
 

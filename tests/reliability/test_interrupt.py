@@ -41,7 +41,7 @@ def test_a_signal_during_a_run_stops_explore_within_a_second(strategy, how):
     assert took < STOP_WITHIN, f"stopped {took:.2f}s after the signal"
     assert exc.coordkit_result.interrupted
     # Every controlled thread of the interrupted run was ended (its finally ran).
-    assert programs.SEEN["started"] == programs.SEEN["ended"] >= 3
+    assert programs.SEEN["started"] == programs.SEEN["ended"] >= 4
     assert broken_after(before, idents) == []
 
 
@@ -84,3 +84,18 @@ def test_the_command_line_puts_the_sigterm_handler_back(tmp_path, monkeypatch, c
     (tmp_path / "ck_tiny.py").write_text("def ok():\n    pass\n")
     assert cli.main(["explore", "ck_tiny:ok", "--max-schedules", "2"]) == cli.EXIT_OK
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_ctrl_c_while_the_stdlib_is_being_patched_leaves_nothing_patched(monkeypatch):
+    from coordkit.engine import patch
+
+    before, idents = stdlib_snapshot(), thread_idents()
+
+    def interrupted() -> list:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(patch, "_aliases_of_patched_names", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        coordkit.explore(programs.signals_itself, max_schedules=2, seed=1)
+    monkeypatch.undo()
+    assert broken_after(before, idents) == []
