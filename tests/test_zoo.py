@@ -89,6 +89,17 @@ def test_buggy_is_found_and_replays(name):
             assert str(raised.value) == str(failure.exception)
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="scheduling at racing sites needs 3.11")
+@pytest.mark.parametrize("name", NAMES)
+def test_buggy_is_found_with_default_options(name):
+    # RACE-5: auto granularity finds every entry, the ones that need granularity='line'
+    # by hand included; only the options that change what the program means are kept
+    module = ZOO[name]
+    semantics = {k: v for k, v in options(name).items() if k != "granularity"}
+    result = coordkit.explore(module.buggy, seed=1, **semantics)
+    assert result.failure is not None and result.failure.kind in kinds(module), str(result)
+
+
 @pytest.mark.parametrize("name", ENTRIES)
 def test_round_robin_matches_the_story(name):
     # SCHED-14: choice 0 everywhere is the plain round-robin schedule. A race passes it;

@@ -55,6 +55,10 @@ _MUTATORS = frozenset({
     "difference_update", "intersection_update", "symmetric_difference_update",
     "__setitem__", "__delitem__", "__iadd__", "move_to_end",
 })
+# Builtins called on one container that read all of it.
+_READING_BUILTINS = frozenset(("global", name) for name in (
+    "len", "list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any",
+    "all", "iter", "enumerate", "reversed"))
 # Owners whose attributes never change: reading one cannot race.
 _IMMUTABLE = frozenset({int, float, str, bytes, tuple, bool, type(None), frozenset,
                         types.FunctionType, types.BuiltinFunctionType, types.MethodType,
@@ -176,9 +180,12 @@ def _load(stack: _Stack, ins: dis.Instruction) -> bool:
     elif op == "LOAD_CONST":
         stack.push(("const", ins.argval))
     elif op == "LOAD_GLOBAL":
-        if sys.version_info >= (3, 11) and ins.arg is not None and ins.arg & 1:
+        call = sys.version_info >= (3, 11) and ins.arg is not None and ins.arg & 1
+        if call and sys.version_info < (3, 13):
             stack.push(_UNKNOWN)  # the NULL a call needs, below the global
         stack.push(("global", ins.argval))
+        if call and sys.version_info >= (3, 13):
+            stack.push(_UNKNOWN)  # above it from 3.13
     elif op == "LOAD_NAME":
         stack.push(("global", ins.argval))
     elif op == "LOAD_ATTR":
@@ -262,6 +269,11 @@ def _site_of(stack: _Stack, ins: dis.Instruction) -> tuple[str, str, str, Any, A
         return ("item", READ, "in", stack.peek(1), stack.peek(2))
     if op == "GET_ITER":
         return ("iter", READ, "iter", stack.peek(1), ANY)
+    if op in ("CALL", "CALL_FUNCTION") and ins.arg == 1:
+        # len(d), list(d), sorted(d)...: a builtin that reads the whole container
+        callee = stack.peek(2) if sys.version_info < (3, 13) else stack.peek(3)
+        if callee in _READING_BUILTINS:
+            return ("item", READ, callee[1], stack.peek(1), ANY)
     if op in ("BEFORE_WITH", "SETUP_WITH"):
         return ("with", READ, "with", stack.peek(1), None)
     if op in ("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL"):

@@ -1,0 +1,102 @@
+"""Race-directed defaults: what each granularity finds, and what race detection costs.
+
+For every buggy program of the real-bug set (``tests/realbugs``) and of the zoo
+(``examples/zoo``) this explores with each granularity (``sync``, ``line``, ``auto``)
+under the same seed and budget, and prints whether the bug was found, after how many
+schedules and seconds; then the fixed versions at the defaults (a failure there is a
+false alarm); then the cost of race detection in schedules per second on the fixed
+versions, and the median time-to-find at ``auto`` over ``sync`` on the bugs ``sync``
+finds too.  One run prints every ratio.
+
+    python benchmarks/races.py               # the full table (~1-2 min on 2 cores)
+    python benchmarks/races.py --quick       # smaller budget
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import coordkit  # noqa: E402
+from examples.zoo import ZOO, options  # noqa: E402
+from tests.realbugs.programs import REAL_BUGS  # noqa: E402
+
+GRANULARITIES = ("sync", "line", "auto")
+
+
+def programs() -> list[tuple[str, object, object, dict]]:
+    """(name, buggy, fixed, options that shape the program's semantics)."""
+    out = [(f"real:{b.id}", b.buggy, b.fixed, {}) for b in REAL_BUGS]
+    for name, module in ZOO.items():
+        opts = {k: v for k, v in options(name).items() if k != "granularity"}
+        out.append((f"zoo:{name}", module.buggy, module.fixed, opts))
+    return out
+
+
+def find(fn, granularity: str, budget: int, opts: dict) -> tuple[bool, int, float]:
+    if granularity == "line" and sys.version_info < (3, 11):
+        return False, 0, 0.0
+    started = time.perf_counter()
+    result = coordkit.explore(fn, seed=1, max_schedules=budget, granularity=granularity,
+                              shrink=False, **opts)
+    found = result.failure is not None
+    runs = result.failure.schedules_run if found else result.schedules_run
+    return found, runs, time.perf_counter() - started
+
+
+def rate(fn, granularity: str, races: str, runs: int, opts: dict) -> float:
+    started = time.perf_counter()
+    result = coordkit.explore(fn, seed=1, max_schedules=runs, granularity=granularity,
+                              races=races, **opts)
+    return result.schedules_run / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    budget = 300 if args.quick else 1000
+    rows, found_at = [], {g: 0 for g in GRANULARITIES}
+    times: dict[str, dict[str, float]] = {}
+    false_alarms, total = 0, 0
+    print(f"coordkit {coordkit.__version__}, Python {sys.version.split()[0]}, budget {budget} "
+          "schedules, seed 1\n")
+    print(f"{'program':44} | " + " | ".join(f"{g:>17}" for g in GRANULARITIES) + " | fixed")
+    print("-" * 44 + "-+-" + "-+-".join("-" * 17 for _ in GRANULARITIES) + "-+------")
+    for name, buggy, fixed, opts in programs():
+        total += 1
+        cells = []
+        for g in GRANULARITIES:
+            found, runs, secs = find(buggy, g, budget, opts)
+            found_at[g] += found
+            if found:
+                times.setdefault(name, {})[g] = secs
+            cells.append(f"{runs:>5} {secs:6.2f}s {'yes' if found else ' no'}")
+        clean = coordkit.explore(fixed, seed=1, max_schedules=300, **opts).failure is None
+        false_alarms += not clean
+        rows.append(name)
+        print(f"{name:44} | " + " | ".join(cells) + f" | {'clean' if clean else 'FAIL'}")
+    print("\nfound: " + ", ".join(f"{g} {found_at[g]}/{total}" for g in GRANULARITIES)
+          + f"; false alarms on the fixed versions (auto): {false_alarms}")
+    both = [t["auto"] / t["sync"] for t in times.values() if "auto" in t and "sync" in t]
+    if both:
+        print(f"median time-to-find auto / sync, over the {len(both)} bugs sync finds: "
+              f"{statistics.median(both):.2f}x")
+    cost = []
+    for _name, _buggy, fixed, opts in programs():
+        base = rate(fixed, "sync", "ignore", 200, opts)
+        cost.append((base / rate(fixed, "sync", "report", 200, opts),
+                     base / rate(fixed, "auto", "report", 200, opts)))
+    print(f"race detection cost (schedules/s at sync without it / with it), median over the "
+          f"fixed versions: {statistics.median(c[0] for c in cost):.2f}x at sync, "
+          f"{statistics.median(c[1] for c in cost):.2f}x at auto")
+
+
+if __name__ == "__main__":
+    main()
