@@ -533,6 +533,7 @@ CLI = [
         _p("time_budget", "opt_seconds", "0.3"),
         _p("max_preemptions", "count0", "2"),
         _p("granularity", "choice", "sync"),
+        _p("races", "choice", "report"),
     ), cli=True),
     Entry("coordkit replay", _cli("replay"), (
         _p("_target", "name", TARGET),
