@@ -190,19 +190,24 @@ def _not_clear(rows: list[tuple[Case, str, str]]) -> list[str]:
             if verdict not in ("clear", "valid")]
 
 
+# The totals, for the session's terminal summary (tests/reliability/conftest.py).
+SUMMARY: list[str] = []
+
+
 def test_every_public_call_answers_bad_input_clearly(table):
     ours = [row for row in table if row[0].entry.owner is None]
     owned = [row for row in table if row[0].entry.owner is not None]
     totals = Counter(verdict for _, verdict, _ in ours)
-    print(f"\nbad-input table: {len(ours)} cases over "
-          f"{len({case.entry.name for case, _, _ in ours})} public calls and command lines: "
-          + ", ".join(f"{totals[v]} {v}" for v in ("clear", "valid", "unclear", "broken", "hang")))
-    deferred = _not_clear(owned)
-    print(f"  and {len(owned)} cases of the scheduler constructors, in files another branch owns "
-          f"({SCHEDULERS}): {len(deferred)} not clear, held by a strict xfail")
     bad = _not_clear(ours)
-    for line in bad:
-        print("  " + line)
+    SUMMARY[:] = [
+        f"bad-input table: {len(ours)} cases over {len({case.entry.name for case, _, _ in ours})} "
+        "public calls and command lines: "
+        + ", ".join(f"{totals[v]} {v}" for v in ("clear", "valid", "unclear", "broken", "hang")),
+        f"  and {len(owned)} cases of the scheduler constructors, in files another branch owns "
+        f"({SCHEDULERS}): {len(_not_clear(owned))} not clear, held by a strict xfail",
+        *("  " + line for line in bad),
+    ]
+    print("\n" + "\n".join(SUMMARY))
     assert not bad, f"{len(bad)} case(s) not clear or valid (see the printed table)"
 
 

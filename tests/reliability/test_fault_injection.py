@@ -27,6 +27,7 @@ from tests.reliability._support import broken_after, stdlib_snapshot, thread_ide
 
 CASES = 200
 SEED = 20261125
+SUMMARY: list[str] = []  # for the session's terminal summary (conftest.py)
 
 
 class Injected(Exception):
@@ -134,7 +135,7 @@ def _shim_case(rng: random.Random, fault: Fault, monkeypatch: Any) -> dict[str, 
     # The wrapper stands in for engine code, which is never traced; defined in a test, at
     # line or auto granularity it would be traced as the program's own code.
     return {"strategy": rng.choice(["pct", "random", "dfs"]), "granularity": "sync",
-            "label": f"{cls.__name__}.{name}"}
+            "label": f"shims: {cls.__name__}.{name}"}
 
 
 def _invariant_case(rng: random.Random, fault: Fault, monkeypatch: Any) -> dict[str, Any]:
@@ -200,8 +201,9 @@ def test_200_injected_faults_each_end_clearly_and_leave_nothing_behind(monkeypat
     bad = [(i, label, outcome) for i, (label, outcome) in enumerate(outcomes) if outcome != "clear"]
     for i, label, outcome in bad:
         print(f"case {i} ({label}): {outcome[:200]!r}")
-    totals = Counter(label.split(".")[0] for label, _ in outcomes)
-    print(f"\nfault injection: {CASES - len(bad)}/{CASES} clear; by source: {dict(totals)}")
+    totals = Counter(label.split(":")[0].split(".")[0] for label, _ in outcomes)
+    SUMMARY[:] = [f"fault injection: {CASES - len(bad)}/{CASES} clear; by source: {dict(totals)}"]
+    print("\n" + SUMMARY[0])
     assert not bad, "\n".join(f"case {i} ({label}): {outcome[:300]}" for i, label, outcome in bad)
 
 
