@@ -295,6 +295,7 @@ class QueueRunner:
             TypeError: ``coord`` is not None and lacks the Coordinator methods.
         """
         _check_coord(coord, "create_threads(coord)")
+        _check_flags("create_threads", daemon=daemon, start=start)
         with self._lock:
             if self._runs > 0:
                 raise RuntimeError(_ALREADY_RUNNING)
@@ -391,9 +392,7 @@ class QueueRunnerRegistry:
         left as they are.
         """
         _check_coord(coord, "start_queue_runners(coord)")
-        for flag, value in (("daemon", daemon), ("start", start)):
-            if not isinstance(value, bool):  # a str like "no" would be truthy
-                raise TypeError(f"start_queue_runners({flag}) must be a bool; got {value!r}")
+        _check_flags("start_queue_runners", daemon=daemon, start=start)
         runners = self.get(collection)
         if not runners:
             logger.warning(
@@ -425,6 +424,13 @@ def _check_coord(coord: object, what: str) -> None:
 def _check_runner(qr: object) -> None:
     if not callable(getattr(qr, "create_threads", None)):
         raise TypeError(f"qr must be a QueueRunner (an object with create_threads()); got {qr!r}")
+
+
+def _check_flags(call: str, **flags: object) -> None:
+    """A TypeError naming the flag unless each is a bool (a str like "no" would be truthy)."""
+    for flag, value in flags.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{call}({flag}) must be a bool; got {value!r}")
 
 
 def _check_collection(collection: object) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import reprlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -294,7 +295,14 @@ class Schedule:
 
     @classmethod
     def from_choices(cls, choices: Iterable[tuple[int, int]], **options: Any) -> Schedule:
-        return cls(tuple((int(n), int(c)) for n, c in choices), **options)
+        """A schedule of ``(candidates, index)`` pairs; a TypeError naming ``choices``
+        unless it is an iterable of pairs of ints."""
+        try:
+            pairs = tuple((int(n), int(c)) for n, c in choices)
+        except (TypeError, ValueError):
+            raise TypeError("choices must be an iterable of (candidates, index) pairs of ints, "
+                            f"got {reprlib.repr(choices)}") from None
+        return cls(pairs, **options)
 
     def __str__(self) -> str:
         return self.encode()

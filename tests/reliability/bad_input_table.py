@@ -194,6 +194,20 @@ def _method(make: Callable[[], Any], method: str) -> Callable[..., Any]:
     return call
 
 
+def _exhausted() -> None:
+    raise coordkit.OutOfRangeError("no more input")
+
+
+def _runner() -> Any:
+    """A runner whose thread, once started, finds its input exhausted and ends."""
+    return coordkit.QueueRunner(coordkit.FIFOQueue(2), [_exhausted])
+
+
+def _no_arguments(name: str, make: Callable[[], Any], *methods: str) -> list[Entry]:
+    """Methods that take no argument: their one row is the good call."""
+    return [Entry(f"{name}.{m}", _method(make, m), ()) for m in methods]
+
+
 def _interleavings(**kwargs: Any) -> Any:
     return coordkit.interleavings(**_bounded({**_EXPLORE_BASE, **kwargs}))(tiny)()
 
@@ -253,6 +267,9 @@ ENGINE = [
         _p("max_steps", "opt_count", None, skip=("huge",)),  # bounded: refused clearly
         _p("invariant", "flag", False),
     )),
+    Entry("Schedule.from_choices", lambda **kw: coordkit.Schedule.from_choices(**kw).encode(), (
+        _p("choices", "any", [(2, 1)]),)),
+    *_no_arguments("Schedule", coordkit.Schedule, "encode", "describe", "choice_limit"),
     Entry("Schedule.decode", lambda **kw: coordkit.Schedule.decode(**kw), (
         _p("text", "any", coordkit.Schedule().encode()),
     )),
@@ -347,6 +364,12 @@ def _coord(method: str) -> Callable[..., Any]:
     return _method(coordkit.Coordinator, method)
 
 
+def _monitored_stop(**kwargs: Any) -> Any:
+    with coordkit.MonitoredRun(grace_period_secs=1.0) as run:
+        run.request_stop(**kwargs)
+        return run.should_stop()
+
+
 def _stopped_coord() -> Any:
     coord = coordkit.Coordinator()
     coord.request_stop()
@@ -382,6 +405,21 @@ COORDINATION = [
         _p("cancel_op", "opt_callable", None),
         _p("queue_closed_exception_types", "any", None),
     )),
+    Entry("QueueRunner.create_threads", _method(_runner, "create_threads"), (
+        _p("coord", "any", None),
+        _p("daemon", "flag", False),
+        _p("start", "flag", False),
+    )),
+    Entry("QueueRunnerRegistry.add", _method(coordkit.QueueRunnerRegistry, "add"), (
+        _p("qr", "any", _runner()),
+        _p("collection", "name", "queue_runners"),
+    )),
+    Entry("QueueRunnerRegistry.start", _method(coordkit.QueueRunnerRegistry, "start"), (
+        _p("coord", "any", None),
+        _p("daemon", "flag", True),
+        _p("start", "flag", True),
+        _p("collection", "name", "queue_runners"),
+    )),
     Entry("QueueRunnerRegistry.get", _method(coordkit.QueueRunnerRegistry, "get"), (
         _p("collection", "name", "queue_runners"), _p("scope", "opt_name", None))),
     Entry("add_queue_runner", lambda **kw: coordkit.add_queue_runner(**kw), (
@@ -397,6 +435,11 @@ COORDINATION = [
         _p("start", "flag", True),
         _p("collection", "name", "queue_runners"),
     )),
+    *_no_arguments("Coordinator", _stopped_coord, "should_stop", "clear_stop",
+                   "raise_requested_exception", "statistics", "stop_on_exception"),
+    *_no_arguments("FIFOQueue", _queue, "size", "is_closed", "statistics"),
+    *_no_arguments("QueueRunnerRegistry", coordkit.QueueRunnerRegistry, "collections"),
+    Entry("MonitoredRun.request_stop", _monitored_stop, (_p("ex", "any", None),)),
     Entry("MonitoredRun", lambda **kw: coordkit.MonitoredRun(**kw), (
         _p("grace_period_secs", "opt_seconds0", 1.0),
         _p("ignore_live_threads", "flag", False),
