@@ -19,8 +19,12 @@ What counts as one location:
   ``setdefault``, ``get``, iteration, ``len``-free ``in`` checks on lists) is an
   access to every key of it at once;
 * a global: that name in that module's globals;
-* a closure variable: that name in that file (closures made twice from one
-  function share the location: a conservative approximation).
+* a closure variable: that name in that file.  Closures made twice from one function
+  share the location, so two threads that each bump a closure of their own can be
+  reported as racing: the one place the detector can invent a race (Python 3.11+
+  does not expose a running frame's cells).
+
+A thread-local's attributes are no location: each thread has its own.
 
 What it cannot see: accesses made by C code (a C extension's fields,
 ``__slots__`` written from C, ``dict.update`` from C called by the stdlib),
@@ -30,8 +34,10 @@ results of calls or properties, and ``exec``'d module-level code.
 
 from __future__ import annotations
 
+import _threading_local
 import dis
 import sys
+import threading
 import types
 import zlib
 from collections import OrderedDict, defaultdict, deque
@@ -55,10 +61,16 @@ _MUTATORS = frozenset({
     "difference_update", "intersection_update", "symmetric_difference_update",
     "__setitem__", "__delitem__", "__iadd__", "move_to_end",
 })
+# Methods of the containers above whose first argument is the one key they touch.
+_KEYED_METHODS = frozenset({
+    "get", "setdefault", "pop", "__contains__", "__getitem__", "__setitem__", "__delitem__",
+    "add", "discard", "remove",
+})
 # Builtins called on one container that read all of it.
 _READING_BUILTINS = frozenset(("global", name) for name in (
     "len", "list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any",
     "all", "iter", "enumerate", "reversed"))
+_THREAD_LOCALS = (threading.local, _threading_local.local)
 # Owners whose attributes never change: reading one cannot race.
 _IMMUTABLE = frozenset({int, float, str, bytes, tuple, bool, type(None), frozenset,
                         types.FunctionType, types.BuiltinFunctionType, types.MethodType,
@@ -104,7 +116,7 @@ _FIXED = {
     "BINARY_SUBSCR": (2, 1), "STORE_SUBSCR": (3, 0), "DELETE_SUBSCR": (2, 0),
     "STORE_ATTR": (2, 0), "DELETE_ATTR": (1, 0), "BINARY_SLICE": (3, 1), "STORE_SLICE": (4, 0),
     "STORE_GLOBAL": (1, 0), "STORE_DEREF": (1, 0), "DELETE_GLOBAL": (0, 0),
-    "DELETE_DEREF": (0, 0), "LOAD_METHOD": (1, 2), "LOAD_CLOSURE": (0, 1),
+    "DELETE_DEREF": (0, 0), "LOAD_CLOSURE": (0, 1),
     "LOAD_ASSERTION_ERROR": (0, 1), "LOAD_BUILD_CLASS": (0, 1), "BEFORE_WITH": (1, 2),
 }
 _BINARY_PREFIXES = ("BINARY_", "INPLACE_")  # 3.10's one instruction per operator
@@ -188,12 +200,15 @@ def _load(stack: _Stack, ins: dis.Instruction) -> bool:
             stack.push(_UNKNOWN)  # above it from 3.13
     elif op == "LOAD_NAME":
         stack.push(("global", ins.argval))
+    elif op == "LOAD_METHOD" or (op == "LOAD_ATTR" and _method_name(ins) is not None):
+        # The method and its self (or NULL and the attribute): both slots hold a marker,
+        # so that the call can tell which method of which object it calls.
+        owner = stack.pop()[0]
+        marker = ("method", owner, ins.argval) if owner is not _UNKNOWN else _UNKNOWN
+        stack.push(marker, marker)
     elif op == "LOAD_ATTR":
         owner = stack.pop()[0]
-        if sys.version_info >= (3, 12) and ins.arg is not None and ins.arg & 1:
-            stack.push(_UNKNOWN, _UNKNOWN)  # a method load: the method and its self
-        else:
-            stack.push(("attr", owner, ins.argval) if owner is not _UNKNOWN else _UNKNOWN)
+        stack.push(("attr", owner, ins.argval) if owner is not _UNKNOWN else _UNKNOWN)
     else:
         return False
     return True
@@ -218,12 +233,23 @@ def _store(stack: _Stack, ins: dis.Instruction) -> bool:
     return True
 
 
+def _built(op: str, arg: int) -> tuple[int, int] | None:
+    """(inputs, outputs) of the instructions that build a value from ``arg`` others."""
+    if op in ("BUILD_LIST", "BUILD_TUPLE", "BUILD_SET", "BUILD_STRING"):
+        return arg, 1
+    if op == "BUILD_MAP":
+        return 2 * arg, 1
+    if op == "BUILD_CONST_KEY_MAP":
+        return arg + 1, 1
+    return None
+
+
 def _step(stack: _Stack, ins: dis.Instruction) -> None:
     """Apply ``ins`` to the symbolic stack."""
     op = ins.opname
     if _load(stack, ins) or _store(stack, ins) or _shuffle(stack, op, ins.arg or 0):
         return
-    fixed = _FIXED.get(op)
+    fixed = _FIXED.get(op) or _built(op, ins.arg or 0)
     if fixed is None and op.startswith(_BINARY_PREFIXES) and op not in (
             "BINARY_SUBSCR", "BINARY_SLICE"):
         fixed = (2, 1)
@@ -241,6 +267,18 @@ def _step(stack: _Stack, ins: dis.Instruction) -> None:
 
 # -- the sites of a code object -------------------------------------------------
 
+def _keyed_call(stack: _Stack, argc: int) -> tuple[str, str, str, Any, Any] | None:
+    """``d.get(k)``, ``d.setdefault(k, v)``, ``s.add(x)``...: an access to the key that is
+    the call's first argument."""
+    for depth in (argc + 1, argc + 2):
+        callee = stack.peek(depth)
+        if isinstance(callee, tuple) and callee[0] == "method" and callee[2] in _KEYED_METHODS:
+            name = callee[2]
+            return ("item", WRITE if name in _MUTATORS else READ, name, callee[1],
+                    stack.peek(argc))
+    return None
+
+
 def _method_name(ins: dis.Instruction) -> str | None:
     if ins.opname == "LOAD_METHOD":
         return ins.argval
@@ -254,7 +292,16 @@ def _site_of(stack: _Stack, ins: dis.Instruction) -> tuple[str, str, str, Any, A
     op = ins.opname
     method = _method_name(ins)
     if method is not None:
+        if method in _KEYED_METHODS:
+            return None  # an access to one key: the call makes it (below)
         return ("method", WRITE if method in _MUTATORS else READ, method, stack.peek(1), None)
+    if op in ("CALL", "CALL_METHOD") and ins.arg:
+        keyed = _keyed_call(stack, ins.arg)
+        if keyed is not None:
+            return keyed
+    if op == "LOAD_ATTR" and ins.argval in _MUTATORS:
+        # a container method loaded as an attribute (a call with keywords before 3.11)
+        return ("method", WRITE, ins.argval, stack.peek(1), None)
     if op == "LOAD_ATTR":
         return ("attr", READ, ins.argval, stack.peek(1), None)
     if op in ("STORE_ATTR", "DELETE_ATTR"):
@@ -398,8 +445,8 @@ def location_of(site: Site, frame: Frame) -> tuple[Any, Any, Any] | None:
     if kind == "cell":
         return ("cell", frame.frame.f_code.co_filename), site.name, None
     owner = frame.value(site.owner)
-    if owner is _MISSING or type(owner) in _IMMUTABLE:
-        return None
+    if owner is _MISSING or type(owner) in _IMMUTABLE or isinstance(owner, _THREAD_LOCALS):
+        return None  # (a thread-local's attributes are each thread's own)
     if kind == "attr":
         if type(owner) is types.ModuleType:
             g = owner.__dict__
