@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import operator
+import reprlib
 import struct
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -135,16 +136,19 @@ def _as_dtype(spec: Any) -> _DType:
     dtype = _DTYPES.get(_DTYPE_ALIASES.get(key, key)) if isinstance(key, str) else None
     if dtype is None:
         raise TypeError(
-            f"Unsupported dtype {spec!r}; expected one of {', '.join(_DTYPES)} "
+            f"Unsupported dtype {reprlib.repr(spec)}; expected one of {', '.join(_DTYPES)} "
             "(or a TensorFlow or numpy dtype with one of those names)"
         )
     return dtype
 
 
-def _as_dtype_list(dtypes: Any) -> list[_DType]:
-    if not isinstance(dtypes, (list, tuple)):
-        dtypes = [dtypes]
-    return [_as_dtype(dt) for dt in dtypes]
+def _as_dtype_list(dtypes: Any, arg: str = "dtypes") -> list[_DType]:
+    """The dtypes, one or a list; a TypeError that names ``arg`` and its value otherwise."""
+    items = dtypes if isinstance(dtypes, (list, tuple)) else [dtypes]
+    try:
+        return [_as_dtype(dt) for dt in items]
+    except TypeError as exc:
+        raise TypeError(f"{arg}={reprlib.repr(dtypes)}: {exc}") from None
 
 
 Shape = tuple  # a tuple of dimension sizes; None is an unknown size (padding queues only)
@@ -302,7 +306,7 @@ class AnyObject:
             return list(vals)
         except TypeError:
             raise InvalidArgumentError(
-                "enqueue_many() needs an iterable of elements; "
+                "enqueue_many(vals) needs an iterable of elements; "
                 f"got {vals!r} of type '{type(vals).__name__}'"
             ) from None
 
@@ -508,7 +512,7 @@ def priority_signature(types: Any, shapes: Any, names: Any) -> PriorityTuples | 
         if shapes is not None or names is not None:
             raise ValueError("shapes and names need types; pass types=... as well")
         return PriorityTuples()
-    dtype_list = [_DTYPES["int64"], *_as_dtype_list(types)]
+    dtype_list = [_DTYPES["int64"], *_as_dtype_list(types, "types")]
     shape_list = _as_shape_list(shapes, partial=False)
     if shape_list is not None:
         if len(shape_list) != len(dtype_list) - 1:

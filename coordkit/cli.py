@@ -1,23 +1,34 @@
 """The ``coordkit`` command: ``demo``, ``explore``, ``replay`` and ``show``.
 
-Exit codes: 0 no failure, 1 a failure was found (or replayed), 2 usage error.
+Exit codes: 0 no failure, 1 a failure was found (or replayed), 2 usage error,
+130 interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import inspect
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from coordkit.errors import UsageError
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM while the command runs: stops it as Ctrl-C does (the library's runs end,
+    the stdlib is restored), with the exit code a SIGTERM gives (128 + 15)."""
+
+    signum = signal.SIGTERM
 
 
 def load_target(spec: str) -> Callable[[], Any]:
@@ -377,7 +388,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
         with open(args.html, "w", encoding="utf-8") as fh:
             fh.write(page)
     except OSError as exc:
-        raise UsageError(f"cannot write {args.html!r}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write --html {args.html!r}: {exc.strerror or exc}") from None
     out.write(f"wrote {args.html} ({len(events)} steps, {len(data['thread_names'])} threads)\n")
     return EXIT_OK
 
@@ -430,7 +441,39 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except SystemExit as exc:  # argparse already printed the problem
         return EXIT_USAGE if exc.code else EXIT_OK
     try:
-        return args.run(args, out)
+        with _sigterm_stops():
+            return args.run(args, out)
     except UsageError as exc:
         sys.stderr.write(f"coordkit {args.command}: error: {exc}\n")
         return EXIT_USAGE
+    except KeyboardInterrupt as exc:
+        return _interrupted(args.command, exc, out)
+
+
+def _interrupted(command: str, exc: KeyboardInterrupt, out: TextIO) -> int:
+    """Ctrl-C or SIGTERM: print what was done so far (an exploration's partial result)
+    and exit with 128 + the signal's number."""
+    signum = getattr(exc, "signum", signal.SIGINT)
+    partial = getattr(exc, "coordkit_result", None)
+    what = str(partial) if partial is not None else "interrupted"
+    out.write(f"coordkit {command}: {what} ({signal.Signals(signum).name})\n")
+    out.flush()
+    return 128 + signum
+
+
+@contextlib.contextmanager
+def _sigterm_stops() -> Iterator[None]:
+    """For the command's duration, SIGTERM raises ``Terminated``; the handler in place
+    before is put back after (only the main thread can install one)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if saved is None else saved)
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated()

@@ -25,7 +25,7 @@ import logging
 import math
 import numbers
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -314,6 +314,8 @@ class Coordinator:
         grace = _check_timeout(stop_grace_period_secs, "join(stop_grace_period_secs)")
         if grace is not None and grace < 0:
             raise ValueError(f"join(stop_grace_period_secs) must be >= 0; got {stop_grace_period_secs!r}")
+        if not isinstance(ignore_live_threads, bool):  # a str like "no" would be truthy
+            raise TypeError(f"join(ignore_live_threads) must be a bool; got {ignore_live_threads!r}")
         extra = _check_join_threads(threads)
         with self._lock:
             snapshot = list(dict.fromkeys([*self._registered_threads, *extra]))
@@ -442,6 +444,10 @@ class LooperThread(sync.Thread):
             raise ValueError("'args' and 'kwargs' argument require that you also pass 'target'")
         if target is not None and not callable(target):
             raise TypeError(f"LooperThread(target) must be callable; got {target!r}")
+        if args is not None and not isinstance(args, Iterable):
+            raise TypeError(f"LooperThread(args) must be an iterable or None; got {args!r}")
+        if kwargs is not None and not isinstance(kwargs, Mapping):
+            raise TypeError(f"LooperThread(kwargs) must be a mapping or None; got {kwargs!r}")
         super().__init__(daemon=True)
         self._coord = coord
         # None means back to back; +inf behaves as "once, then wait for the stop".

@@ -295,6 +295,7 @@ class QueueRunner:
             TypeError: ``coord`` is not None and lacks the Coordinator methods.
         """
         _check_coord(coord, "create_threads(coord)")
+        _check_flags("create_threads", daemon=daemon, start=start)
         with self._lock:
             if self._runs > 0:
                 raise RuntimeError(_ALREADY_RUNNING)
@@ -361,10 +362,16 @@ class QueueRunnerRegistry:
         expression ``scope`` at its start (as TF's ``get_collection`` filters).
         """
         _check_collection(collection)
+        if scope is not None and not isinstance(scope, str):
+            raise TypeError(f"scope must be a regular expression (a str) or None; got {scope!r}")
         runners = list(self._collections.get(collection, {}).values())
         if scope is None:
             return runners
-        return [qr for qr in runners if re.match(scope, str(getattr(qr, "name", "")))]
+        try:
+            pattern = re.compile(scope)
+        except re.error as exc:
+            raise ValueError(f"scope {scope!r} is not a regular expression: {exc}") from None
+        return [qr for qr in runners if pattern.match(str(getattr(qr, "name", "")))]
 
     def collections(self) -> list[str]:
         """The names of the non-empty collections, in the order first used."""
@@ -385,6 +392,7 @@ class QueueRunnerRegistry:
         left as they are.
         """
         _check_coord(coord, "start_queue_runners(coord)")
+        _check_flags("start_queue_runners", daemon=daemon, start=start)
         runners = self.get(collection)
         if not runners:
             logger.warning(
@@ -415,7 +423,14 @@ def _check_coord(coord: object, what: str) -> None:
 
 def _check_runner(qr: object) -> None:
     if not callable(getattr(qr, "create_threads", None)):
-        raise TypeError(f"expected a QueueRunner (an object with create_threads()); got {qr!r}")
+        raise TypeError(f"qr must be a QueueRunner (an object with create_threads()); got {qr!r}")
+
+
+def _check_flags(call: str, **flags: object) -> None:
+    """A TypeError naming the flag unless each is a bool (a str like "no" would be truthy)."""
+    for flag, value in flags.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{call}({flag}) must be a bool; got {value!r}")
 
 
 def _check_collection(collection: object) -> None:

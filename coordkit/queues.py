@@ -636,7 +636,7 @@ class PaddingFIFOQueue(QueueBase):
         name: str = "padding_fifo_queue",
     ) -> None:
         if dtypes is None:
-            raise TypeError("PaddingFIFOQueue needs dtypes")
+            raise TypeError("PaddingFIFOQueue needs dtypes; got dtypes=None")
         super().__init__(capacity, signature(dtypes, shapes, names, partial=True), name)
 
 

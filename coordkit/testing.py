@@ -33,7 +33,7 @@ def _options_for(nodeid: str | None, options: dict[str, Any]) -> dict[str, Any]:
     merged = {k: v for k, v in defaults.items() if v is not None}
     merged.update(options)
     seed = merged.get("seed")
-    if seed == "random":
+    if isinstance(seed, str) and seed == "random":
         merged["seed"] = None
     elif seed is None and nodeid is not None:
         merged["seed"] = zlib.crc32(nodeid.encode())

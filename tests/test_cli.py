@@ -196,7 +196,7 @@ def test_show_html_into_a_missing_directory_is_a_usage_error(tmp_path, monkeypat
     err = capsys.readouterr().err
     assert code == 2
     assert err.strip().splitlines() == [
-        f"coordkit show: error: cannot write {str(missing)!r}: No such file or directory"
+        f"coordkit show: error: cannot write --html {str(missing)!r}: No such file or directory"
     ]
 
 

@@ -61,6 +61,11 @@ _MUTATORS = frozenset({
     "difference_update", "intersection_update", "symmetric_difference_update",
     "__setitem__", "__delitem__", "__iadd__", "move_to_end",
 })
+# Methods of the containers above whose first argument is the one key they touch.
+_KEYED_METHODS = frozenset({
+    "get", "setdefault", "pop", "__contains__", "__getitem__", "__setitem__", "__delitem__",
+    "add", "discard", "remove",
+})
 # Builtins called on one container that read all of it.
 _READING_BUILTINS = frozenset(("global", name) for name in (
     "len", "list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any",
@@ -111,7 +116,7 @@ _FIXED = {
     "BINARY_SUBSCR": (2, 1), "STORE_SUBSCR": (3, 0), "DELETE_SUBSCR": (2, 0),
     "STORE_ATTR": (2, 0), "DELETE_ATTR": (1, 0), "BINARY_SLICE": (3, 1), "STORE_SLICE": (4, 0),
     "STORE_GLOBAL": (1, 0), "STORE_DEREF": (1, 0), "DELETE_GLOBAL": (0, 0),
-    "DELETE_DEREF": (0, 0), "LOAD_METHOD": (1, 2), "LOAD_CLOSURE": (0, 1),
+    "DELETE_DEREF": (0, 0), "LOAD_CLOSURE": (0, 1),
     "LOAD_ASSERTION_ERROR": (0, 1), "LOAD_BUILD_CLASS": (0, 1), "BEFORE_WITH": (1, 2),
 }
 _BINARY_PREFIXES = ("BINARY_", "INPLACE_")  # 3.10's one instruction per operator
@@ -195,12 +200,15 @@ def _load(stack: _Stack, ins: dis.Instruction) -> bool:
             stack.push(_UNKNOWN)  # above it from 3.13
     elif op == "LOAD_NAME":
         stack.push(("global", ins.argval))
+    elif op == "LOAD_METHOD" or (op == "LOAD_ATTR" and _method_name(ins) is not None):
+        # The method and its self (or NULL and the attribute): both slots hold a marker,
+        # so that the call can tell which method of which object it calls.
+        owner = stack.pop()[0]
+        marker = ("method", owner, ins.argval) if owner is not _UNKNOWN else _UNKNOWN
+        stack.push(marker, marker)
     elif op == "LOAD_ATTR":
         owner = stack.pop()[0]
-        if sys.version_info >= (3, 12) and ins.arg is not None and ins.arg & 1:
-            stack.push(_UNKNOWN, _UNKNOWN)  # a method load: the method and its self
-        else:
-            stack.push(("attr", owner, ins.argval) if owner is not _UNKNOWN else _UNKNOWN)
+        stack.push(("attr", owner, ins.argval) if owner is not _UNKNOWN else _UNKNOWN)
     else:
         return False
     return True
@@ -225,12 +233,23 @@ def _store(stack: _Stack, ins: dis.Instruction) -> bool:
     return True
 
 
+def _built(op: str, arg: int) -> tuple[int, int] | None:
+    """(inputs, outputs) of the instructions that build a value from ``arg`` others."""
+    if op in ("BUILD_LIST", "BUILD_TUPLE", "BUILD_SET", "BUILD_STRING"):
+        return arg, 1
+    if op == "BUILD_MAP":
+        return 2 * arg, 1
+    if op == "BUILD_CONST_KEY_MAP":
+        return arg + 1, 1
+    return None
+
+
 def _step(stack: _Stack, ins: dis.Instruction) -> None:
     """Apply ``ins`` to the symbolic stack."""
     op = ins.opname
     if _load(stack, ins) or _store(stack, ins) or _shuffle(stack, op, ins.arg or 0):
         return
-    fixed = _FIXED.get(op)
+    fixed = _FIXED.get(op) or _built(op, ins.arg or 0)
     if fixed is None and op.startswith(_BINARY_PREFIXES) and op not in (
             "BINARY_SUBSCR", "BINARY_SLICE"):
         fixed = (2, 1)
@@ -248,6 +267,18 @@ def _step(stack: _Stack, ins: dis.Instruction) -> None:
 
 # -- the sites of a code object -------------------------------------------------
 
+def _keyed_call(stack: _Stack, argc: int) -> tuple[str, str, str, Any, Any] | None:
+    """``d.get(k)``, ``d.setdefault(k, v)``, ``s.add(x)``...: an access to the key that is
+    the call's first argument."""
+    for depth in (argc + 1, argc + 2):
+        callee = stack.peek(depth)
+        if isinstance(callee, tuple) and callee[0] == "method" and callee[2] in _KEYED_METHODS:
+            name = callee[2]
+            return ("item", WRITE if name in _MUTATORS else READ, name, callee[1],
+                    stack.peek(argc))
+    return None
+
+
 def _method_name(ins: dis.Instruction) -> str | None:
     if ins.opname == "LOAD_METHOD":
         return ins.argval
@@ -261,7 +292,16 @@ def _site_of(stack: _Stack, ins: dis.Instruction) -> tuple[str, str, str, Any, A
     op = ins.opname
     method = _method_name(ins)
     if method is not None:
+        if method in _KEYED_METHODS:
+            return None  # an access to one key: the call makes it (below)
         return ("method", WRITE if method in _MUTATORS else READ, method, stack.peek(1), None)
+    if op in ("CALL", "CALL_METHOD") and ins.arg:
+        keyed = _keyed_call(stack, ins.arg)
+        if keyed is not None:
+            return keyed
+    if op == "LOAD_ATTR" and ins.argval in _MUTATORS:
+        # a container method loaded as an attribute (a call with keywords before 3.11)
+        return ("method", WRITE, ins.argval, stack.peek(1), None)
     if op == "LOAD_ATTR":
         return ("attr", READ, ins.argval, stack.peek(1), None)
     if op in ("STORE_ATTR", "DELETE_ATTR"):

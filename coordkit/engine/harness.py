@@ -14,11 +14,12 @@ call and a wall-clock watchdog, like ``explore``.  ``close`` (or leaving the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from coordkit.engine.report import RunReport, failure_error
-from coordkit.engine.run import OpenRun, Run, Session
+from coordkit.engine.run import OpenRun, Run, Session, check_positive
 from coordkit.engine.runtime import Execution, Kill
 from coordkit.engine.schedulers import ReplayScheduler
 from coordkit.engine.search import run_options
@@ -74,11 +75,16 @@ class Operation:
 
 
 def _values(choices: Choices | Sequence[int] | None) -> Sequence[int]:
+    """The choice values; a clear TypeError unless ``choices`` is None, Choices or a
+    sequence of ints >= 0."""
     if choices is None:
         return ()
     if isinstance(choices, Choices):
         return choices.values
-    return list(choices)
+    if isinstance(choices, Sequence) and not isinstance(choices, (str, bytes)) and all(
+            isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in choices):
+        return list(choices)
+    raise TypeError(f"choices must be None, Choices or a list of ints >= 0, got {choices!r}")
 
 
 class Harness:
@@ -95,6 +101,7 @@ class Harness:
 
     def __init__(self, *, max_steps_per_call: int = 100_000, run_timeout: float = 10.0,
                  granularity: str = "sync") -> None:
+        check_positive("max_steps_per_call", max_steps_per_call)
         self._options = run_options(lambda: None, max_steps=max_steps_per_call,
                                     run_timeout=run_timeout, granularity=granularity,
                                     fail_on_thread_exception=False)
@@ -178,6 +185,8 @@ class Harness:
         """A new operation, and the job (run on the worker) that creates its thread."""
         if not callable(fn):
             raise TypeError(f"fn must be a zero-argument callable, got {fn!r}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name must be a str or None, got {name!r}")
         run = self._open_run()
         self._counter += 1
         op = Operation(name or getattr(fn, "__name__", f"op{self._counter}"))
@@ -220,8 +229,10 @@ class Harness:
 
     def advance(self, seconds: float, choices: Choices | Sequence[int] | None = None) -> None:
         """Let ``seconds`` of virtual time pass: timed waits due by then fire, in order."""
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds >= 0:
-            raise ValueError(f"seconds must be a non-negative number, got {seconds!r}")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not (
+                0 <= seconds < math.inf):
+            raise ValueError(f"seconds must be a non-negative number, got {seconds!r} (and finite: "
+                             "virtual time cannot pass for ever)")
         self._settle(choices, seconds=float(seconds))
 
     def pending(self) -> list[str]:

@@ -19,12 +19,23 @@ class _Found(Exception):
     """Stops Hypothesis at a failing schedule (after its own shrinking)."""
 
 
+class _Abort(BaseException):
+    """Carries out of Hypothesis an error that is not the program's failure (the scheduler's
+    or the progress callback's): Hypothesis would take it for a failing example, replay it,
+    and report a flaky test when it does not happen twice."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(error)
+        self.error = error
+
+
 def find_with_hypothesis(session: Session, fn: Callable[[], Any], ran: Callable[[Run], None], *,
                          max_schedules: int, seed: int, shrink: bool) -> Run | None:
     """On the worker: let Hypothesis draw ``coordkit.schedules()`` until one fails the way
     the first failure did; its shrunk example is the run returned."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hyp_seed
+    from hypothesis.errors import Flaky
 
     from coordkit.engine.strategies import schedules
 
@@ -40,8 +51,11 @@ def find_with_hypothesis(session: Session, fn: Callable[[], Any], ran: Callable[
     @hyp_seed(seed)
     @given(schedules())
     def body(choices: Choices) -> None:
-        run = session.run(fn, ReplayScheduler(choices.values, strict=False))
-        ran(run)
+        try:
+            run = session.run(fn, ReplayScheduler(choices.values, strict=False))
+            ran(run)
+        except BaseException as exc:  # not a failing example: see _Abort
+            raise _Abort(exc) from None
         if run.failure is not None:
             if not first:
                 first.append(run)
@@ -50,6 +64,14 @@ def find_with_hypothesis(session: Session, fn: Callable[[], Any], ran: Callable[
 
     try:
         body()
+    except _Abort as abort:
+        raise abort.error from None
+    except Flaky:
+        # The program does not fail the same way twice (it reads real time or randomness,
+        # or a fault came once): report the failure as found, as the other strategies do.
+        if not first:
+            raise
+        return first[0]
     except _Found as found:
         choices = found.args[0]
         run = session.run(fn, ReplayScheduler(choices.values, strict=False))

@@ -17,6 +17,7 @@ import functools
 import itertools
 import os
 import queue as _queue
+import subprocess
 import sys
 import threading
 import time as _time
@@ -388,18 +389,45 @@ def _factory(real: Any, shim: str) -> Callable[..., Any]:
     return _Factory(real, shim)
 
 
+# Controlled threads inside a wait on a real child process (``_real_time``).
+_REAL_TIME: set[Task] = set()
+
+
 def _clocked(real: Callable[[], Any], read: Callable[[Any], Any]) -> Callable[[], Any]:
     def now() -> Any:
         ex = current_execution()
-        return real() if ex is None else read(ex.clock)
+        if ex is None or (_REAL_TIME and ex.current in _REAL_TIME):
+            return real()
+        return read(ex.clock)
 
     now.__name__ = real.__name__
     return now
 
 
+def _real_time(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` (``Popen.wait``, ``Popen.communicate``) with real clocks and real sleeps
+    for the controlled thread that calls it (SCHED-4h): a child process runs in real time,
+    and its ``timeout=`` measured on the virtual clock, which jumps ahead whenever every
+    controlled thread waits, would expire at once.  Other threads keep virtual time."""
+
+    @functools.wraps(method)
+    def real_time(*args: Any, **kwargs: Any) -> Any:
+        ex = current_execution()
+        task = None if ex is None else ex.current
+        if task is None or task in _REAL_TIME:
+            return method(*args, **kwargs)
+        _REAL_TIME.add(task)
+        try:
+            return method(*args, **kwargs)
+        finally:
+            _REAL_TIME.discard(task)
+
+    return real_time
+
+
 def _sleep(seconds: float) -> None:
     ex = current_execution()
-    if ex is None:
+    if ex is None or (_REAL_TIME and ex.current in _REAL_TIME):
         sync.real_sleep(seconds)
     else:
         check_timeout(seconds)  # refused as time.sleep refuses it
@@ -529,6 +557,9 @@ _PATCHES: list[tuple[Any, str, Any]] = [
     (_time, "monotonic_ns", _clocked(_time.monotonic_ns, lambda c: int(c.monotonic() * 1e9))),
     (_time, "perf_counter_ns", _clocked(_time.perf_counter_ns, lambda c: int(c.monotonic() * 1e9))),
     (_time, "time_ns", _clocked(_time.time_ns, lambda c: int(c.time() * 1e9))),
+    # A child process keeps real time: waiting for it, its caller does too.
+    (subprocess.Popen, "wait", _real_time(subprocess.Popen.wait)),
+    (subprocess.Popen, "communicate", _real_time(subprocess.Popen.communicate)),
 ]
 
 
@@ -600,12 +631,16 @@ class StdlibPatch:
         if StdlibPatch._active:
             raise RuntimeError("coordkit explorations cannot be nested")
         StdlibPatch._active = True
-        install_thread_hooks()
-        self._aliases = _Patch(_aliases_of_patched_names())
-        self._aliases.__enter__()
-        self._patch.__enter__()
         self._unraisable = sys.unraisablehook
-        sys.unraisablehook = self._drop_kills
+        try:  # half-applied (a Ctrl-C, a module that fails a lookup), it is undone
+            install_thread_hooks()
+            self._aliases = _Patch(_aliases_of_patched_names())
+            self._aliases.__enter__()
+            self._patch.__enter__()
+            sys.unraisablehook = self._drop_kills
+        except BaseException:
+            self.__exit__()
+            raise
         return self
 
     def _drop_kills(self, unraisable: Any) -> None:
@@ -642,11 +677,16 @@ def _forget_controlled_threads() -> None:
 
 
 def fresh_thread_names() -> Any:
-    """Restart ``Thread-N`` numbering so each run names its threads identically."""
+    """Restart ``Thread-N`` numbering so each run names its threads identically; returns
+    what ``restore_thread_names`` needs to put the numbering back."""
     saved = threading._counter  # type: ignore[attr-defined]
-    threading._counter = itertools.count(1).__next__  # type: ignore[attr-defined]
-    return saved
+    fresh = threading._counter = itertools.count(1).__next__  # type: ignore[attr-defined]
+    return saved, fresh
 
 
-def restore_thread_names(saved: Any) -> None:
-    threading._counter = saved  # type: ignore[attr-defined]
+def restore_thread_names(token: Any) -> None:
+    """Put back the numbering a run replaced, unless something has replaced the run's
+    since (a run abandoned by the watchdog ends late, after later runs began)."""
+    saved, fresh = token
+    if threading._counter is fresh:  # type: ignore[attr-defined]
+        threading._counter = saved  # type: ignore[attr-defined]

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from coordkit.engine.report import RunReport, failure_error, target_name
-from coordkit.engine.run import MAX_STEPS, Session
+from coordkit.engine.run import GRANULARITIES, MAX_STEPS, Session, check_positive
 from coordkit.engine.schedulers import ReplayScheduler
 from coordkit.engine.search import run_options
 from coordkit.engine.trace import Choices, Schedule
@@ -21,9 +21,32 @@ def _scheduler(trace: Trace, recorded: Any, strict: bool) -> ReplayScheduler:
         return ReplayScheduler(recorded.choices, strict=strict)
     if isinstance(trace, Choices):
         return ReplayScheduler(trace.values, strict=False)
-    if isinstance(trace, Sequence) and all(isinstance(c, int) for c in trace):
-        return ReplayScheduler(list(trace), strict=False)
-    raise TypeError(f"trace must be a trace string, a Schedule, Choices or a list of ints, got {trace!r}")
+    return ReplayScheduler(list(trace), strict=False)
+
+
+def _check_trace(trace: Any, name: str = "trace") -> None:
+    """A clear TypeError naming ``name`` unless ``trace`` is a trace string, a Schedule,
+    Choices or a sequence of ints >= 0."""
+    if isinstance(trace, (str, Schedule, Choices)):
+        return
+    if isinstance(trace, Sequence) and all(
+            isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in trace):
+        return
+    raise TypeError(f"{name} must be a trace string, a Schedule, Choices or a list of ints >= 0, "
+                    f"got {trace!r}")
+
+
+def _check_options(strict: Any, max_steps: Any, granularity: Any, fail_on_thread_exception: Any) -> None:
+    """The replay options that default to the trace's: None, or a value of the right kind."""
+    if not isinstance(strict, bool):
+        raise TypeError(f"strict must be a bool, got {strict!r}")
+    check_positive("max_steps", max_steps, allow_none=True)
+    if granularity is not None and (not isinstance(granularity, str)
+                                    or granularity not in GRANULARITIES):
+        raise ValueError(f"granularity must be None or one of {GRANULARITIES}, got {granularity!r}")
+    if fail_on_thread_exception is not None and not isinstance(fail_on_thread_exception, bool):
+        raise TypeError(f"fail_on_thread_exception must be None or a bool, got "
+                        f"{fail_on_thread_exception!r}")
 
 
 def record(
@@ -44,6 +67,8 @@ def record(
     else to ``explore``'s defaults; a ``granularity`` that contradicts the trace's
     is an error, since the schedule could not match.
     """
+    _check_trace(trace)
+    _check_options(strict, max_steps, granularity, fail_on_thread_exception)
     recorded = Schedule.decode(trace) if isinstance(trace, str) else trace
     if isinstance(recorded, Schedule):
         if granularity is not None and granularity != recorded.granularity:
@@ -123,6 +148,9 @@ def run(
     virtual, and the run raises what ``replay`` would: the thread's exception,
     ``Deadlock``, ``StepLimitExceeded``.
     """
+    if not callable(fn):
+        raise TypeError(f"fn must be a zero-argument callable, got {fn!r}")
+    _check_trace(schedule, "schedule")
     box: dict[str, Any] = {}
 
     def body() -> None:

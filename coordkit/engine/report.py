@@ -26,7 +26,21 @@ __all__ = [
     "render_table",
     "same_failure",
     "target_name",
+    "visible",
 ]
+
+# What a reader cannot see, or what changes how the rest of a line reads (U+202E shows
+# what follows it backwards; an ESC starts a terminal command): every report shows
+# these as <U+XXXX>.  Newlines and tabs stay.
+_BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_CONTROLS = [chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)) if chr(c) not in "\n\t"]
+_MARKED = str.maketrans({c: f"<U+{ord(c):04X}>"
+                         for c in (*_BIDI_CONTROLS, *_CONTROLS, "\u2028", "\u2029")})
+
+
+def visible(text: str) -> str:
+    """``text`` with bidi controls and other control characters shown as ``<U+202E>``."""
+    return text.translate(_MARKED)
 
 
 def target_name(fn: Any) -> str:
@@ -95,7 +109,7 @@ def failure_error(report: RunReport) -> BaseException | None:
         return None
     if failure.kind == FailureKind.EXCEPTION and failure.exception is not None:
         return failure.exception
-    text = f"{failure.message}\n\n{report.table()}\n{failure.details}".rstrip()
+    text = visible(f"{failure.message}\n\n{report.table()}\n{failure.details}".rstrip())
     error = {
         FailureKind.DEADLOCK: Deadlock,
         FailureKind.STEP_LIMIT: StepLimitExceeded,
@@ -151,7 +165,7 @@ class FoundFailure:
         if self.details:
             parts += ["", self.details.rstrip()]
         parts += ["", "Replay it exactly (e.g. as a regression test):", f"    {self.replay_line()}"]
-        return "\n".join(parts)
+        return visible("\n".join(parts))
 
 
 @dataclass
@@ -174,6 +188,7 @@ class ExploreResult:
     warnings: list[str] = field(default_factory=list)
     # What an exhausted search covered ("all interleavings at sync granularity (...)").
     coverage: str | None = None
+    interrupted: bool = False  # stopped by Ctrl-C: the partial result KeyboardInterrupt carries
 
     @property
     def ok(self) -> bool:
@@ -190,6 +205,10 @@ class ExploreResult:
         return what
 
     def __str__(self) -> str:
+        if self.interrupted:
+            seed = "" if self.seed is None else f", seed {self.seed}"
+            return (f"interrupted after {self.schedules_run} schedule(s) (strategy "
+                    f"{self.strategy}{seed}, {self.elapsed:.2f}s): no failure found so far")
         if self.failure is not None:
             text = str(self.failure)
         else:
@@ -214,16 +233,16 @@ def render_table(events: Sequence, thread_names: Sequence[str], *, failing_step:
     Each cell shows the operation and the source line of the user's code that did it.
     """
     ntask = len(thread_names)
-    header = ["step"] + [f"T{i} {name}"[:width] for i, name in enumerate(thread_names)]
+    header = ["step"] + [visible(f"T{i} {name}")[:width] for i, name in enumerate(thread_names)]
     rows = [header]
     for ev in events:
         cells = [""] * ntask
         if ev.kind == "call":  # a high-level operation begins (recorded, not a step)
-            cells[ev.tid] = f"» {ev.target}"[:width]
+            cells[ev.tid] = visible(f"» {ev.target}")[:width]
             rows.append([" ", *cells])
             continue
         text = f"blocks on {ev.target}" if ev.kind == "block" else f"{ev.kind} {ev.target}".strip()
-        cells[ev.tid] = _cell(text, ev.where.split(" in ")[0], width)
+        cells[ev.tid] = _cell(visible(text), visible(ev.where.split(" in ")[0]), width)
         mark = ">" if failing_step is not None and ev.step == failing_step else " "
         rows.append([f"{mark}{ev.step}", *cells])
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]

@@ -40,7 +40,7 @@ from coordkit.engine.shims import Shims
 from coordkit.engine.trace import MAX_STEPS
 from coordkit.errors import FailureKind, UncontrolledBlockingError
 
-__all__ = ["MAX_STEPS", "OpenRun", "Run", "RunOptions", "Session"]
+__all__ = ["MAX_STEPS", "Interrupted", "OpenRun", "Run", "RunOptions", "Session"]
 
 GRANULARITIES = ("auto", "sync", "line")
 RACE_MODES = ("report", "fail", "ignore")
@@ -81,9 +81,9 @@ class RunOptions:
     def __post_init__(self) -> None:
         check_positive("max_steps", self.max_steps)
         check_positive("run_timeout", self.run_timeout, integer=False, finite=True)
-        if self.granularity not in GRANULARITIES:
+        if not isinstance(self.granularity, str) or self.granularity not in GRANULARITIES:
             raise ValueError(f"granularity must be one of {GRANULARITIES}, got {self.granularity!r}")
-        if self.races not in RACE_MODES:
+        if not isinstance(self.races, str) or self.races not in RACE_MODES:
             raise ValueError(f"races must be one of {RACE_MODES}, got {self.races!r}")
         if self.granularity == "line" and not tracing.SWITCHES:
             raise NotImplementedError(
@@ -168,6 +168,51 @@ class Run:
         return [c for _, c in self.choices]
 
 
+# How often the caller looks up from waiting for the worker, and how long stopping the
+# worker may take before it is abandoned (a Ctrl-C ends an exploration within a second).
+_POLL = 0.25
+STOP_WITHIN = 0.8
+
+
+class Interrupted(WatchdogTimeout):
+    """Raised in the worker when its caller was interrupted (Ctrl-C): the run in progress
+    ends as a run the watchdog stopped does (its threads are ended), and the job stops at
+    the end of that run instead of starting another."""
+
+
+def _raise_in(thread: threading.Thread, exc: type[BaseException]) -> None:
+    """Raise ``exc`` in ``thread`` at its next bytecode."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(exc))
+
+
+class _Job:
+    """One job handed to the worker: its own ``done`` signal, so that a signal a stopped
+    job gives late can never be taken for the next job's."""
+
+    __slots__ = ("done", "ended", "error", "fn", "result")
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        self.fn = fn
+        self.done = _thread.allocate_lock()
+        self.done.acquire()
+        self.ended = False
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def execute(self) -> None:
+        try:
+            self.result = self.fn()
+        except BaseException as exc:
+            self.error = exc
+        self.ended = True
+        self.done.release()
+
+    def outcome(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
 class _Worker:
     """A private OS thread that runs controlled executions, so the caller can give up on
     one that blocks outside the scheduler instead of hanging with it."""
@@ -175,11 +220,7 @@ class _Worker:
     def __init__(self) -> None:
         self._go = _thread.allocate_lock()
         self._go.acquire()
-        self._done = _thread.allocate_lock()
-        self._done.acquire()
-        self._job: Callable[[], Any] | None = None
-        self._result: Any = None
-        self._error: BaseException | None = None
+        self._job: _Job | None = None
         self._thread: threading.Thread | None = threading.Thread(
             target=self._loop, name="coordkit-worker", daemon=True)
         self._thread.start()
@@ -191,67 +232,100 @@ class _Worker:
                 job = self._job
                 if job is None:
                     return
-                try:
-                    self._result, self._error = job(), None
-                except BaseException as exc:
-                    self._result, self._error = None, exc
-                self._done.release()
+                job.execute()
             except WatchdogTimeout:  # arrived just after the job ended
                 continue
 
-    def run(self, job: Callable[[], Any], timeout: float,
-            started: Callable[[], float | None] | None = None) -> Any:
-        """Run ``job`` on the worker; interrupt a run that overruns ``timeout`` seconds.
+    def run(self, fn: Callable[[], Any], timeout: float,
+            started: Callable[[], float | None] | None = None,
+            stopping: Callable[[], bool] = lambda: True) -> Any:
+        """Run ``fn`` on the worker; interrupt a run that overruns ``timeout`` seconds.
 
         ``started()`` says when the run in progress began (None between runs); without
         it the whole job is one run.  A run that cannot be interrupted is abandoned and
-        ``UncontrolledBlockingError`` says where it is stuck.
+        ``UncontrolledBlockingError`` says where it is stuck.  When the caller is
+        interrupted while it waits (Ctrl-C), the job is stopped (``stop``) before the
+        interruption goes on.
         """
-        self._job = job
-        job_started = sync.real_monotonic()
+        job = self._job = _Job(fn)
         self._go.release()
-        poll = min(timeout, 0.25) if started is not None else timeout
-        while not self._done.acquire(timeout=poll):
-            began = job_started if started is None else started()
-            if began is not None and sync.real_monotonic() - began >= timeout:
-                return self._interrupt(timeout)
-        return self._finish()
+        if self._wait(job, timeout, started, stopping):
+            return job.outcome()
+        return self._interrupt(job, timeout)
 
-    def _interrupt(self, timeout: float) -> Any:
+    def _wait(self, job: _Job, timeout: float, started: Callable[[], float | None] | None,
+              stopping: Callable[[], bool]) -> bool:
+        """Wait for the job to end (True) or its run to overrun ``timeout`` (False), in
+        short waits: a signal sent from the worker thread reaches the caller's handler only
+        when the caller next runs Python code.  Interrupted, stop the job first."""
+        job_started = sync.real_monotonic()
+        try:
+            while not job.done.acquire(timeout=min(timeout, _POLL)) and not job.ended:
+                began = job_started if started is None else started()
+                if began is not None and sync.real_monotonic() - began >= timeout:
+                    return False
+            return True
+        except BaseException:  # KeyboardInterrupt, or what a signal handler raised
+            self.stop(job, stopping)
+            raise
+
+    def stop(self, job: _Job, stopping: Callable[[], bool]) -> None:
+        """Stop ``job`` within ``STOP_WITHIN`` seconds, discarding its outcome.
+
+        ``stopping()`` tells the job to start no further run, and says whether the run in
+        progress may be interrupted now (not between runs, nor while a run ends its
+        threads, which must all end); if so ``Interrupted`` is raised in the worker, again
+        at each look (a program can swallow one).  A worker that has not stopped in time
+        is abandoned.
+        """
+        deadline = sync.real_monotonic() + STOP_WITHIN
+        while not job.ended:
+            if stopping() and self._thread is not None:
+                _raise_in(self._thread, Interrupted)
+            if job.done.acquire(timeout=_POLL / 5):
+                return
+            if sync.real_monotonic() >= deadline:
+                self._abandon()
+                return
+
+    def _interrupt(self, job: _Job, timeout: float) -> Any:
         assert self._thread is not None
         ident = self._thread.ident
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(
-            ctypes.c_ulong(ident), ctypes.py_object(WatchdogTimeout)
-        )
-        if self._done.acquire(timeout=max(1.0, min(timeout, 5.0))):
-            return self._finish()
+        _raise_in(self._thread, WatchdogTimeout)
+        if job.done.acquire(timeout=max(1.0, min(timeout, 5.0))) or job.ended:
+            return job.outcome()
         frame = sys._current_frames().get(ident)  # type: ignore[arg-type]
         stack = "".join(traceback.format_stack(frame)) if frame is not None else "(no stack)"
-        self._thread = None  # abandoned: it is a daemon and holds nothing of the caller's
+        self._abandon()
         raise UncontrolledBlockingError(
             f"a controlled run exceeded its wall-clock budget of {timeout:g}s and could not be "
             "interrupted: a thread is blocked outside the scheduler (an object created before "
             "the run, or a C extension that blocks). Where it is stuck:\n" + stack
         )
 
+    def _abandon(self) -> None:
+        """Give up on the worker: it is a daemon and holds nothing of the caller's; when
+        (if ever) its job ends, it finds no next job and exits."""
+        self._thread = None
+        self._job = None
+        try:
+            self._go.release()
+        except RuntimeError:  # not yet taken by the worker: it will find no job
+            pass
+
     @property
     def ident(self) -> int | None:
         return None if self._thread is None else self._thread.ident
-
-    def _finish(self) -> Any:
-        if self._error is not None:
-            raise self._error
-        return self._result
 
     @property
     def alive(self) -> bool:
         return self._thread is not None
 
     def close(self) -> None:
-        if self._thread is not None:
-            self._job = None
-            self._go.release()
-            self._thread.join(timeout=5.0)
+        thread = self._thread
+        if thread is not None:
+            self._abandon()  # no next job: it exits
+            thread.join(timeout=5.0)
 
 
 class Session:
@@ -268,6 +342,8 @@ class Session:
         self._worker: _Worker | None = None
         self._run_started: float | None = None
         self._current: Execution | None = None
+        self.interrupted = False  # the caller was interrupted: no run starts after this
+        self._thread_names: Any = None
         # An exploration runs the same code hundreds of times: coordkit's own log
         # records (a QueueRunner's "Exception in QueueRunner") would repeat as often.
         self._quiet = QuietLoggers(("coordkit",) if quiet else ())
@@ -278,8 +354,13 @@ class Session:
         self.detected_runs = 0
 
     def __enter__(self) -> Session:
+        self._thread_names = threading._counter  # type: ignore[attr-defined]
         self._patch.__enter__()
-        self._quiet.__enter__()
+        try:
+            self._quiet.__enter__()
+        except BaseException:
+            self._patch.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -287,6 +368,8 @@ class Session:
             if self._worker is not None:
                 self._worker.close()
         finally:
+            # A run that was abandoned or interrupted may not have put the numbering back.
+            threading._counter = self._thread_names  # type: ignore[attr-defined]
             self._patch.__exit__()
             self._quiet.__exit__(None, None, None)
 
@@ -296,7 +379,14 @@ class Session:
         if self._worker is None or not self._worker.alive:
             self._worker = _Worker()
         started = (lambda: self._run_started) if per_run else None
-        return self._worker.run(job, self.options.run_timeout, started)
+        return self._worker.run(job, self.options.run_timeout, started, self._stopping)
+
+    def _stopping(self) -> bool:
+        """The caller was interrupted: no run starts after this one; True when the worker
+        may be interrupted now (not while a run ends its threads, which must all end)."""
+        self.interrupted = True
+        ex = self._current
+        return ex is not None and not ex.killing and not ex.finished
 
     def run(self, fn: Callable[[], Any], scheduler: Scheduler, *, run_index: int = 0,
             record: bool = False, footprints: bool = False) -> Run:
@@ -308,6 +398,8 @@ class Session:
                                                   footprints=footprints), per_run=True)
             except UncontrolledBlockingError as exc:
                 return self.abandoned(exc)
+        if self.interrupted:
+            raise Interrupted()
         footprints = footprints or getattr(scheduler, "needs_footprints", False)
         scheduler.begin(run_index)
         detect = self._detects(run_index, record=record, footprints=footprints)
@@ -325,6 +417,8 @@ class Session:
         finally:
             self._run_started = None
             restore_thread_names(saved)
+        if self.interrupted:  # the run was cut short: what it found is not a finding
+            raise Interrupted()
         run = Run.of(ex, self.options)
         if run.races and self.learning:
             self.racing = self.racing.union(*(race.sites for race in run.races))
@@ -350,6 +444,8 @@ class Session:
         assert ex is not None
         ex.failure = Failure(FailureKind.TIMEOUT, str(exc).split("\n", 1)[0], exception=exc,
                              details=str(exc))
+        # Its threads live on in the abandoned worker, the stuck one among them.
+        ex.leaked.extend(t.name for t in ex.tasks if t.state is not FINISHED)
         return Run.of(ex, self.options)
 
 
@@ -362,7 +458,7 @@ class OpenRun:
 
     def __init__(self, session: Session, scheduler: Scheduler) -> None:
         self._session = session
-        ex = self._ex = session.options.execution(scheduler, record=False)
+        ex = self._ex = session._current = session.options.execution(scheduler, record=False)
         ex.fail_on_thread_exception = False
         ex.open_ended = True
 

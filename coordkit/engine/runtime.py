@@ -551,12 +551,19 @@ class Execution:
                 # interpreter's switch interval would make it (SCHED-19).
                 enabled.append(enabled.pop(0))
                 point = point._replace(yielding=True)
+        # The scheduler is the caller's code, like the invariant: what it runs is no
+        # scheduling point of the program's (traced as user code, it would recurse).
+        self._in_invariant = True
         try:
             idx = self.scheduler.choose(point, enabled)
-        except Exception as exc:  # a replay that diverged, a non-deterministic program
-            self.scheduler_error = exc
+        except (Kill, WatchdogTimeout):
+            raise
+        except BaseException as exc:  # a replay that diverged, a scheduler's own error:
+            self.scheduler_error = exc  # the caller's, never the program's failure
             self._stop = True
             return None
+        finally:
+            self._in_invariant = False
         if idx < 0:  # the scheduler abandons a run that can only repeat explored work
             self.pruned = True
             self._stop = True

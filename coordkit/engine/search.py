@@ -79,6 +79,10 @@ def explore(
     that race detection has seen race.  ``races`` says what an unordered pair of
     accesses to shared memory does: ``"report"`` lists it on ``result.races``,
     ``"fail"`` fails the run, ``"ignore"`` does not look (nor learn, except at auto).
+
+    Ctrl-C stops the exploration within a second, with every thread ended and the
+    stdlib restored; the ``KeyboardInterrupt`` carries the partial result as
+    ``exc.coordkit_result`` (``interrupted=True``: the schedules run, seed, elapsed).
     """
     options = run_options(fn, max_steps=max_steps, run_timeout=run_timeout, granularity=granularity,
                           invariant=invariant, fail_on_thread_exception=fail_on_thread_exception,
@@ -95,6 +99,11 @@ def explore(
         raise TypeError(f"seed must be an int or None, got {seed!r}")
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be a callable or None, got {progress!r}")
+    if not isinstance(shrink, bool):
+        raise TypeError(f"shrink must be a bool, got {shrink!r}")
+    if not isinstance(strategy, (str, Scheduler)):
+        raise TypeError(f"strategy must be 'pct', 'random', 'dfs', 'hypothesis' or a Scheduler, "
+                        f"got {strategy!r}")
     search = _Search(fn, options, max_schedules, time_budget, progress)
     if strategy == "hypothesis":
         from coordkit.engine.hypothesis_search import find_with_hypothesis
@@ -176,33 +185,55 @@ class _Search:
     def result(self, find: Callable[[Session], Run | None], strategy: str, seed: int | None,
                shrink: bool, *, exhausted: Callable[[], bool],
                coverage: Callable[[], str | None] = lambda: None) -> ExploreResult:
-        with Session(self.options, quiet=True) as session:
-            try:
-                found = session.call(lambda: find(session), per_run=True)
-            except UncontrolledBlockingError as exc:
-                found = session.abandoned(exc)
-                self.runs += 1
-            failure = None
-            if found is not None:
-                # Shrinking replays the found run's schedule: its scheduling points must stay.
-                session.racing, session.learning = found.racing, False
-                failure = session.call(lambda: self.report(session, found, shrink, strategy, seed),
-                                       per_run=True)
+        """Run the search and report on it.  Interrupted (Ctrl-C), it stops within a second
+        with the stdlib restored and every thread ended, and the ``KeyboardInterrupt``
+        carries the partial result as ``coordkit_result``."""
+        session = Session(self.options, quiet=True)
+        try:
+            with session:
+                found = self.find(session, find)
+                failure = None
+                if found is not None:
+                    # Shrinking replays the found run's schedule: its scheduling points must stay.
+                    session.racing, session.learning = found.racing, False
+                    failure = session.call(lambda: self.report(session, found, shrink, strategy, seed),
+                                           per_run=True)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            exc.coordkit_result = self.outcome(  # type: ignore[union-attr]
+                session, None, strategy, seed, False, interrupted=True)
+            raise
+        done = exhausted() and found is None
+        return self.outcome(session, failure, strategy, seed, done,
+                            coverage=coverage() if done else None)
+
+    def find(self, session: Session, find: Callable[[Session], Run | None]) -> Run | None:
+        try:
+            return session.call(lambda: find(session), per_run=True)
+        except UncontrolledBlockingError as exc:
+            found = session.abandoned(exc)
+            self.runs += 1
+            self.leaked.extend(found.leaked)
+            return found
+
+    def outcome(self, session: Session, failure: FoundFailure | None, strategy: str,
+                seed: int | None, exhausted: bool, *, interrupted: bool = False,
+                coverage: str | None = None) -> ExploreResult:
         return ExploreResult(
             failure=failure,
             schedules_run=self.runs,
-            exhausted=exhausted() and found is None,
+            exhausted=exhausted,
             strategy=strategy,
             seed=seed,
             elapsed=sync.real_monotonic() - self.started,
             pruned=self.pruned,
             leaked_threads=self.leaked,
-            coverage=coverage() if exhausted() and found is None else None,
+            coverage=coverage,
             granularity=self.options.granularity,
             races=list(self.races.values()),
             race_runs=session.detected_runs,
             racing_sites=len(session.racing),
             warnings=self.warnings,
+            interrupted=interrupted,
         )
 
     def report(self, session: Session, found: Run, shrink: bool, strategy: str,

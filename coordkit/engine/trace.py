@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import reprlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -111,6 +112,13 @@ class Choices:
 
     values: tuple[int, ...] = ()
 
+    def __post_init__(self) -> None:
+        values = self.values
+        if isinstance(values, (str, bytes)) or not isinstance(values, (tuple, list, range)) or not all(
+                isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+            raise TypeError(f"Choices(values) must be a sequence of ints >= 0, got {values!r}")
+        object.__setattr__(self, "values", tuple(values))
+
     def __repr__(self) -> str:
         return f"Choices({list(self.values)!r})"
 
@@ -142,23 +150,30 @@ class Schedule:
         for name in ("fail_on_thread_exception", "invariant"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        if not isinstance(self.granularity, str) or self.granularity not in GRANULARITIES:
+            raise ValueError(f"granularity must be one of {GRANULARITIES}, got {self.granularity!r}")
+        if isinstance(self.choices, (str, bytes)) or not isinstance(self.choices, (tuple, list)):
+            raise TypeError(f"choices must be a sequence of (candidates, index) pairs, got "
+                            f"{self.choices!r}")
         if len(self.choices) > self.choice_limit():
             raise TraceFormatError(
                 f"{len(self.choices)} choice points, but a run with a budget of "
                 f"{self.max_steps or MAX_STEPS} steps has at most {self.choice_limit()}"
             )
         for i, choice in enumerate(self.choices):
+            if not isinstance(choice, (tuple, list)) or len(choice) != 2:
+                raise TypeError(f"choices: choice {i} must be two ints (candidates, index), "
+                                f"got {choice!r}")
             n, c = choice
             if (not isinstance(n, int) or not isinstance(c, int)
                     or isinstance(n, bool) or isinstance(c, bool)):
-                raise TypeError(f"choice {i} must be two ints (candidates, index), got {choice!r}")
+                raise TypeError(f"choices: choice {i} must be two ints (candidates, index), "
+                                f"got {choice!r}")
             if n < 2 or not 0 <= c < n:
                 raise TraceFormatError(
                     f"choice {i} is {c} of {n} candidates: a choice point has at least "
                     "2 candidates and the choice is an index below that number"
                 )
-        if self.granularity not in GRANULARITIES:
-            raise ValueError(f"granularity must be one of {GRANULARITIES}, got {self.granularity!r}")
         if self.racing and self.granularity != "auto":
             raise ValueError("racing sites are scheduling points only at granularity='auto'")
         if len(self.racing) > MAX_RACING_SITES or not all(
@@ -280,7 +295,14 @@ class Schedule:
 
     @classmethod
     def from_choices(cls, choices: Iterable[tuple[int, int]], **options: Any) -> Schedule:
-        return cls(tuple((int(n), int(c)) for n, c in choices), **options)
+        """A schedule of ``(candidates, index)`` pairs; a TypeError naming ``choices``
+        unless it is an iterable of pairs of ints."""
+        try:
+            pairs = tuple((int(n), int(c)) for n, c in choices)
+        except (TypeError, ValueError):
+            raise TypeError("choices must be an iterable of (candidates, index) pairs of ints, "
+                            f"got {reprlib.repr(choices)}") from None
+        return cls(pairs, **options)
 
     def __str__(self) -> str:
         return self.encode()

@@ -54,12 +54,18 @@ class Op:
 # -- argument checks: each names the argument and the value ---------------------------
 
 
-def _int_arg(what: str, value: Any, minimum: int | None = None) -> int:
+# The most threads one helper may ask a QueueRunner for (each is an OS thread).
+MAX_THREADS = 10_000
+
+
+def _int_arg(what: str, value: Any, minimum: int | None = None, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise TypeError(f"{what} must be an int; got {value!r} of type '{type(value).__name__}'")
     value = operator.index(value)
     if minimum is not None and value < minimum:
         raise ValueError(f"{what} must be >= {minimum}; got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{what} must be <= {maximum}; got {value}")
     return value
 
 

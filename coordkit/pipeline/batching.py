@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from coordkit.errors import InvalidArgumentError
-from coordkit.pipeline._ops import Op, Tensor, _int_arg, _name_arg, _tensor_arg
+from coordkit.pipeline._ops import MAX_THREADS, Op, Tensor, _int_arg, _name_arg, _tensor_arg
 from coordkit.queue_runner import (
     QueueRunner,
     add_queue_runner,
@@ -308,7 +308,7 @@ def batch(
     """
     make_queue = _fifo_queue_maker("batch", dynamic_pad, shapes, name)
     structure = _Tensors(tensors, "batch(tensors)")
-    num_threads = _int_arg("batch(num_threads)", num_threads, minimum=1)
+    num_threads = _int_arg("batch(num_threads)", num_threads, minimum=1, maximum=MAX_THREADS)
     return _build_batch(
         "batch", [structure], num_threads, batch_size, capacity, enqueue_many,
         allow_smaller_final_batch, shapes, dtypes, name, make_queue,
@@ -411,7 +411,7 @@ def shuffle_batch(
     """
     make_queue = _shuffle_queue_maker("shuffle_batch", capacity, min_after_dequeue, seed, name)
     structure = _Tensors(tensors, "shuffle_batch(tensors)")
-    num_threads = _int_arg("shuffle_batch(num_threads)", num_threads, minimum=1)
+    num_threads = _int_arg("shuffle_batch(num_threads)", num_threads, minimum=1, maximum=MAX_THREADS)
     return _build_batch(
         "shuffle_batch", [structure], num_threads, batch_size, capacity, enqueue_many,
         allow_smaller_final_batch, shapes, dtypes, name, make_queue,

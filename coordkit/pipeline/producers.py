@@ -36,6 +36,7 @@ def limit_epochs(tensor: Tensor, num_epochs: int | None = None, name: str = "lim
         ValueError: ``num_epochs <= 0`` (``num_epochs must be > 0 not 0.``).
     """
     _tensor_arg("limit_epochs(tensor)", tensor)
+    _name_arg("limit_epochs(name)", name)
     if num_epochs is None:
         return tensor
     if isinstance(num_epochs, bool) or not hasattr(num_epochs, "__index__"):

@@ -4,6 +4,11 @@ Threads are lanes (rows), steps run left to right, each operation is a box in
 its thread's lane, a parked thread shows a hatched bar from the step it blocked
 until it next ran, and the failing step is outlined in red.  The page needs no
 network, no script and no stylesheet from elsewhere.
+
+Every value from the run reaches the page through ``_text`` (text and quoted
+attribute values: escaped, with bidi and other control characters shown as
+``<U+202E>``) or as a number made here (``int``/``float``); the page has no script
+and no inline JSON, so there is no third context to escape for.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from typing import Any
+
+from coordkit.engine.report import visible
 
 __all__ = ["render_html"]
 
@@ -25,6 +32,11 @@ _COLOURS = {
 
 def _colour(kind: str) -> str:
     return _COLOURS.get(kind, "#c7c7c7")
+
+
+def _text(value: Any) -> str:
+    """``value`` for an HTML text node or a double-quoted attribute value."""
+    return html.escape(visible(str(value)), quote=True)
 
 
 def render_html(events: Sequence[Any], thread_names: Sequence[str], *, title: str,
@@ -51,7 +63,7 @@ def render_html(events: Sequence[Any], thread_names: Sequence[str], *, title: st
         y = _TOP + tid * _LANE_H
         parts.append(f'<rect class="lane" x="0" y="{y}" width="{width}" height="{_LANE_H}" '
                      f'fill="{"#fafafa" if tid % 2 else "#ffffff"}"/>')
-        parts.append(f'<text class="lane-label" x="8" y="{y + 21}">T{tid} {html.escape(name[:24])}</text>')
+        parts.append(f'<text class="lane-label" x="8" y="{y + 21}">T{tid} {_text(str(name)[:24])}</text>')
     # Blocking: from a thread's "block" event to its next operation.
     blocked_since: dict[int, int] = {}
     for e in events:
@@ -67,22 +79,23 @@ def render_html(events: Sequence[Any], thread_names: Sequence[str], *, title: st
         y = _TOP + e.tid * _LANE_H + (_LANE_H - _BOX_H) // 2
         failing = e.step == failing_step
         inside = f" (in {context[e.step]})" if context.get(e.step) else ""
-        tip = html.escape(
-            f"step {e.step}: T{e.tid} {e.kind} {e.target}{inside} @ {e.where} (t={e.time:g}s)"
+        tip = _text(
+            f"step {e.step}: T{e.tid} {e.kind} {e.target}{inside} @ {e.where} (t={float(e.time):g}s)"
         )
         stroke = ' stroke="#d62728" stroke-width="3"' if failing else ""
         cls = "op failing" if failing else "op"
         parts.append(
-            f'<g class="{cls}" data-step="{e.step}" data-thread="{e.tid}">'
+            f'<g class="{cls}" data-step="{int(e.step)}" data-thread="{int(e.tid)}">'
             f'<rect x="{x}" y="{y}" width="{_BOX_W}" height="{_BOX_H}" rx="3" '
             f'fill="{_colour(e.kind)}"{stroke}><title>{tip}</title></rect>'
             f'<text x="{x + _BOX_W / 2}" y="{y + 15}" text-anchor="middle" class="op-kind">'
-            f"{html.escape(e.kind[:3])}</text></g>"
+            f"{_text(str(e.kind)[:3])}</text></g>"
         )
     for step, col in column.items():
         if col % 5 == 0:
             x = _LEFT + col * (_BOX_W + _GAP) + _BOX_W / 2
-            parts.append(f'<text class="axis" x="{x}" y="{_TOP - 10}" text-anchor="middle">{step}</text>')
+            parts.append(f'<text class="axis" x="{x}" y="{_TOP - 10}" text-anchor="middle">'
+                         f"{int(step)}</text>")
     legend = " ".join(
         f'<span class="key"><span class="swatch" style="background:{c}"></span>{k}</span>'
         for k, c in _COLOURS.items()
@@ -95,11 +108,11 @@ def render_html(events: Sequence[Any], thread_names: Sequence[str], *, title: st
         + "".join(parts) + "</svg>"
     )
     failure_html = (
-        f'<p class="failure"><strong>Failure:</strong> {html.escape(failure)}</p>' if failure else ""
+        f'<p class="failure"><strong>Failure:</strong> {_text(failure)}</p>' if failure else ""
     )
-    trace_html = f'<p>Trace: <code class="trace">{html.escape(trace)}</code></p>' if trace else ""
+    trace_html = f'<p>Trace: <code class="trace">{_text(trace)}</code></p>' if trace else ""
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>{_text(title)}</title>
 <style>
 body {{ font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }}
 .failure {{ color: #b00; }}
@@ -111,7 +124,7 @@ body {{ font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }}
 .scroll {{ overflow-x: auto; border: 1px solid #ddd; }}
 </style></head>
 <body>
-<h1>{html.escape(title)}</h1>
+<h1>{_text(title)}</h1>
 {failure_html}{trace_html}
 <p>Threads are lanes; time runs left to right, one column per step. Hatched bars: the thread
 is parked. Red outline: the failing step. Hover a box for the operation and source line.</p>

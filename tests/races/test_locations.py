@@ -57,10 +57,27 @@ def test_a_whole_container_method_touches_every_key():
         shared["k"] = 1
 
     def whole():
-        shared.setdefault("other", 0)
+        shared.update(other=0)
 
     races = _races(_in_two_threads(writer, whole))
     assert races and {r.location for r in races} <= {"dict item ['k']", "dict (whole)"}
+
+
+def test_a_method_given_a_key_touches_that_key():
+    # RACE-3: get/setdefault/pop/add name the key they touch
+    shared: dict = {}
+
+    def get_a():
+        shared.get("a")
+
+    def store_b():
+        shared["b"] = 1
+
+    def setdefault_b():
+        shared.setdefault("b", [])
+
+    assert _races(_in_two_threads(get_a, store_b)) == []
+    assert {r.location for r in _races(_in_two_threads(setdefault_b, store_b))} == {"dict item ['b']"}
 
 
 def test_globals_and_closure_variables_are_locations():

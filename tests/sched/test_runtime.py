@@ -592,6 +592,10 @@ def test_watchdog_abandons_a_run_blocked_outside_the_scheduler():
         assert "outside.acquire" not in result.failure.details or "test_runtime" in result.failure.details
     finally:
         outside.release()  # lets the abandoned worker finish
+    # SCHED-13: once free, the abandoned worker exits (later tests count threads)
+    for worker in [t for t in threading.enumerate() if t.name == "coordkit-worker"]:
+        worker.join(timeout=5)
+        assert not worker.is_alive()
 
 
 def test_no_thread_outlives_a_run_and_finally_blocks_run():

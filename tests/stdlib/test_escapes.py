@@ -65,6 +65,9 @@ def test_4a_objects_made_before_the_run_are_real_and_block_for_real():
     finally:
         if outside.locked():
             outside.release()  # lets the abandoned worker finish
+    for worker in [t for t in threading.enumerate() if t.name == "coordkit-worker"]:
+        worker.join(timeout=5)  # once free, the abandoned worker exits (SCHED-13)
+        assert not worker.is_alive()
 
 
 def test_4b_objects_made_while_a_module_is_first_imported_in_the_run_are_real(tmp_path, monkeypatch):
