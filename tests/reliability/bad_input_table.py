@@ -212,7 +212,7 @@ def _interleavings(**kwargs: Any) -> Any:
     return coordkit.interleavings(**_bounded({**_EXPLORE_BASE, **kwargs}))(tiny)()
 
 
-SCHEDULERS = "coordkit/engine/schedulers/* (owned by the dpor branch)"
+SCHEDULERS = "coordkit/engine/schedulers/*"
 
 ENGINE = [
     Entry("explore", _explore, (
@@ -290,8 +290,6 @@ ENGINE = [
         _p("choices", "choices", []),
         _p("strict", "flag", False),
     ), owner=SCHEDULERS),
-    # The base class used as a strategy: its choose raises NotImplementedError('').
-    Entry("Scheduler", lambda: _explore(strategy=coordkit.Scheduler()), (), owner=SCHEDULERS),
     Entry("Harness", _harness, (
         _p("max_steps_per_call", "count", 1000),
         _p("run_timeout", "seconds", 10.0),

@@ -33,6 +33,9 @@ def make_scheduler(strategy: str | Scheduler, *, seed: int, depth: int = 3,
                    max_preemptions: int | None = 2) -> Scheduler:
     """Build a scheduler from its name: ``random``, ``pct`` or ``dfs``."""
     if isinstance(strategy, Scheduler):
+        if type(strategy).choose is Scheduler.choose:
+            raise TypeError(f"strategy={strategy!r} does not implement choose(point, enabled): "
+                            "subclass Scheduler and override it, or pass a strategy's name")
         return strategy
     if strategy == "random":
         return RandomScheduler(seed)

@@ -8,10 +8,31 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from coordkit.engine.points import Point, Step
 
-__all__ = ["PRUNE", "FinishedRun", "Scheduler"]
+__all__ = ["PRUNE", "FinishedRun", "Scheduler", "check_flag", "check_int", "check_seed"]
 
 # Returned by ``choose`` to abandon a run that can only repeat explored work.
 PRUNE = -1
+
+
+def check_seed(seed: Any) -> int:
+    """A scheduler's seed: an int (a bool is refused: it is a mistake, not a seed)."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {seed!r}")
+    return seed
+
+
+def check_int(name: str, value: Any, minimum: int, *, allow_none: bool = False) -> None:
+    """A clear error naming ``name`` unless ``value`` is an int >= ``minimum`` (or None)."""
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        what = f"an int >= {minimum}" + (" or None" if allow_none else "")
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+
+
+def check_flag(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, got {value!r}")
 
 
 class FinishedRun(Protocol):
@@ -45,7 +66,10 @@ class Scheduler:
         """The steps of the run about to begin, as they run (``needs_footprints`` only)."""
 
     def choose(self, point: Point, enabled: list[Point]) -> int:
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} does not implement choose(point, enabled): subclass "
+            "Scheduler and return an index into enabled (or use RandomScheduler, PCTScheduler, "
+            "DFSScheduler, ReplayScheduler)")
 
     def end(self, run: FinishedRun) -> None:
         """The run ended (passed, failed or was pruned)."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from coordkit.engine.dpor import HappensBefore
 from coordkit.engine.points import ANY, Effect, Point, Step, conflicting_across_runs, stutters
-from coordkit.engine.schedulers.base import PRUNE, FinishedRun, Scheduler
+from coordkit.engine.schedulers.base import PRUNE, FinishedRun, Scheduler, check_flag, check_int
 from coordkit.errors import TraceDivergedError
 
 __all__ = ["DFSScheduler", "ITERATIVE_BOUNDS"]
@@ -94,8 +94,8 @@ class DFSScheduler(Scheduler):
     name = "dfs"
 
     def __init__(self, max_preemptions: int | None = 2, sleep_sets: bool = True) -> None:
-        if max_preemptions is not None and max_preemptions < 0:
-            raise ValueError(f"max_preemptions must be >= 0 or None, got {max_preemptions!r}")
+        check_int("max_preemptions", max_preemptions, 0, allow_none=True)
+        check_flag("sleep_sets", sleep_sets)
         self.max_preemptions = max_preemptions
         self.sleep_sets = sleep_sets
         self._reduce = sleep_sets and max_preemptions is None

@@ -6,7 +6,7 @@ import math
 import random
 
 from coordkit.engine.points import Point
-from coordkit.engine.schedulers.base import FinishedRun, Scheduler
+from coordkit.engine.schedulers.base import FinishedRun, Scheduler, check_int, check_seed
 
 __all__ = ["PCTScheduler"]
 
@@ -27,9 +27,8 @@ class PCTScheduler(Scheduler):
     name = "pct"
 
     def __init__(self, seed: int, depth: int = 3) -> None:
-        if depth < 1:
-            raise ValueError(f"depth must be >= 1, got {depth!r}")
-        self.seed = seed
+        check_int("depth", depth, 1)
+        self.seed = check_seed(seed)
         self.depth = depth
         self._rng = random.Random()
         self.k = 1  # the most choice points a run has had (learned)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from coordkit.engine.points import Point
-from coordkit.engine.schedulers.base import Scheduler
+from coordkit.engine.schedulers.base import Scheduler, check_seed
 
 __all__ = ["RandomScheduler"]
 
@@ -21,9 +21,11 @@ class RandomScheduler(Scheduler):
     name = "random"
 
     def __init__(self, seed: int, switch_probability: float = 0.2) -> None:
-        if not 0.0 < switch_probability <= 1.0:
-            raise ValueError(f"switch_probability must be in (0, 1], got {switch_probability!r}")
-        self.seed = seed
+        if (isinstance(switch_probability, bool)
+                or not isinstance(switch_probability, (int, float))
+                or not 0.0 <= switch_probability <= 1.0):
+            raise ValueError(f"switch_probability must be a number in [0, 1], got {switch_probability!r}")
+        self.seed = check_seed(seed)
         self.switch_probability = switch_probability
         self._rng = random.Random()
 

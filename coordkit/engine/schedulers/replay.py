@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from coordkit.engine.points import Point
-from coordkit.engine.schedulers.base import FinishedRun, Scheduler
+from coordkit.engine.schedulers.base import FinishedRun, Scheduler, check_flag
 from coordkit.errors import TraceDivergedError
 
 __all__ = ["ReplayScheduler"]
@@ -15,6 +15,26 @@ _CHANGED = (
     ". The program no longer follows this trace: if you changed it (fixed the bug, say), "
     "replay with strict=False to run the old schedule as far as it fits, or explore again"
 )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _checked_choices(choices: Any, strict: bool) -> list[Any]:
+    """``choices`` as a list: ``(candidates, choice)`` pairs of ints, or (not strict) ints."""
+    if isinstance(choices, (str, bytes)) or not isinstance(choices, Sequence):
+        raise TypeError(f"choices must be a sequence of (candidates, choice) pairs or ints, "
+                        f"got {choices!r:.80}")
+    out = list(choices)
+    for i, c in enumerate(out):
+        pair = isinstance(c, tuple) and len(c) == 2 and all(_is_int(x) for x in c)
+        if not (pair or (not strict and _is_int(c))):
+            raise TypeError(f"choices[{i}] must be a (candidates, choice) pair of ints"
+                            + ("" if strict else " or an int") + f", got {c!r:.80}")
+        if (pair and (c[1] < 0 or c[0] < 1)) or (_is_int(c) and c < 0):
+            raise ValueError(f"choices[{i}] must not be negative, got {c!r}")
+    return out
 
 
 class ReplayScheduler(Scheduler):
@@ -30,6 +50,8 @@ class ReplayScheduler(Scheduler):
     name = "replay"
 
     def __init__(self, choices: Sequence[Any], strict: bool = True) -> None:
+        check_flag("strict", strict)
+        choices = _checked_choices(choices, strict)
         self.strict = strict
         if strict:
             self._expected = [n for n, _ in choices]
