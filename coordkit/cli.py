@@ -133,9 +133,10 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     sampled = coordkit.explore(_demo.shutdown_fixed, strategy="pct", seed=args.seed,
                                max_schedules=args.fixed_schedules)
     elapsed = time.perf_counter() - started
-    space = "every" if exhaustive.exhausted else "the first"
+    space = ("every schedule" if exhaustive.exhausted else
+             f"the first {exhaustive.schedules_run} schedules")
     out.write(
-        f"fixed version, {space} schedule with at most 1 preemption ({exhaustive.schedules_run}): "
+        f"fixed version, {space} with at most 1 preemption ({exhaustive.schedules_run}): "
         f"{'no failure' if exhaustive.ok else 'FAILED'}\n"
         f"fixed version, {sampled.schedules_run} PCT schedules: "
         f"{'no failure' if sampled.ok else 'FAILED'}\n"
@@ -400,7 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="find, shrink and replay a real shutdown race")
     demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--fixed-schedules", type=int, default=2000)
+    demo.add_argument("--fixed-schedules", type=int, default=3000)
     demo.set_defaults(run=cmd_demo)
 
     explore = sub.add_parser("explore", help="explore MODULE:FUNCTION under many schedules")
