@@ -347,10 +347,12 @@ class Coordinator:
         with self._lock:
             unwatched = [t for t in live if t not in self._watched]
             self._watched.update(unwatched)
-        if unwatched:
+        # One watcher per thread: a watcher joining one thread must not keep another's end
+        # unseen (a join of a subset waits for exactly its own threads).
+        for t in unwatched:
             sync.Thread(
                 target=self._watch,
-                args=(unwatched,),
+                args=(t,),
                 name="coordkit-join-watcher",
                 daemon=True,
             ).start()
@@ -374,15 +376,14 @@ class Coordinator:
         """Whether a watcher is still waiting for one of ``threads`` (under _lock)."""
         return any(t in self._watched for t in threads)
 
-    def _watch(self, threads: list[Any]) -> None:
-        """The body of a watcher thread: join ``threads`` in turn, notifying as each ends."""
-        for t in threads:
-            try:
-                t.join()
-            finally:
-                with self._lock:
-                    self._watched.discard(t)
-                    self._stop_or_ended.notify_all()
+    def _watch(self, thread: Any) -> None:
+        """The body of a watcher thread: join ``thread``, then notify."""
+        try:
+            thread.join()
+        finally:
+            with self._lock:
+                self._watched.discard(thread)
+                self._stop_or_ended.notify_all()
 
     @property
     def joined(self) -> bool:
