@@ -39,6 +39,30 @@ def run_options(fn: Any, *, max_steps: int = MAX_STEPS, run_timeout: float = 10.
                       races=races, racing=racing)
 
 
+def _checked_search_options(strategy: Any, max_schedules: Any, seed: Any, depth: Any,
+                            max_preemptions: Any, time_budget: Any, shrink: Any,
+                            progress: Any) -> int:
+    """Refuse a bad option of the search itself, naming it; the seed to use."""
+    check_positive("max_schedules", max_schedules)
+    check_positive("depth", depth)
+    check_positive("time_budget", time_budget, allow_none=True, integer=False)
+    if max_preemptions is not None and (isinstance(max_preemptions, bool)
+                                        or not isinstance(max_preemptions, int) or max_preemptions < 0):
+        raise ValueError(f"max_preemptions must be a non-negative integer or None, got {max_preemptions!r}")
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**32)
+    elif isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int or None, got {seed!r}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable or None, got {progress!r}")
+    if not isinstance(shrink, bool):
+        raise TypeError(f"shrink must be a bool, got {shrink!r}")
+    if not isinstance(strategy, (str, Scheduler)):
+        raise TypeError(f"strategy must be 'pct', 'random', 'dfs', 'hypothesis' or a Scheduler, "
+                        f"got {strategy!r}")
+    return seed
+
+
 def explore(
     fn: Callable[[], Any],
     *,
@@ -60,14 +84,15 @@ def explore(
     """Run the zero-argument callable ``fn`` under up to ``max_schedules`` schedules.
 
     ``fn`` and every thread it starts run one at a time under the chosen
-    strategy (``"pct"`` with bug depth ``depth``, ``"random"``, ``"dfs"``
-    bounded by ``max_preemptions`` with sleep-set reduction, or
-    ``"hypothesis"``).  A run fails when a thread raises, every live thread is
-    blocked (deadlock), it uses up its step budget (``max_steps`` scheduling
-    points for each thread it starts), or ``invariant()`` (checked at every
-    step) returns false or raises.  The
-    first failure is shrunk to fewer preemptions and returned as
-    ``result.failure``; ``result.failure.trace`` replays it with ``replay``.
+    strategy (``"pct"`` with bug depth ``depth``, ``"random"``, ``"dfs"``, or
+    ``"hypothesis"``).  ``"dfs"`` is systematic: with ``max_preemptions=None`` it runs
+    DPOR within 0, 1, 2 preemptions, then unbounded; with a bound, every schedule within
+    it; ``result.coverage`` says what an exhausted search covered.  A run fails when
+    a thread raises, every live thread is blocked (deadlock), it uses up its step
+    budget (``max_steps`` scheduling points for each thread it starts), or
+    ``invariant()`` (checked at every step) returns false or raises.  The first
+    failure is shrunk to fewer preemptions and returned as ``result.failure``;
+    ``result.failure.trace`` replays it with ``replay``.
 
     ``time_budget`` caps the whole exploration in wall-clock seconds;
     ``run_timeout`` caps one run (a watchdog ends a run stuck outside the
@@ -87,23 +112,8 @@ def explore(
     options = run_options(fn, max_steps=max_steps, run_timeout=run_timeout, granularity=granularity,
                           invariant=invariant, fail_on_thread_exception=fail_on_thread_exception,
                           races=races)
-    check_positive("max_schedules", max_schedules)
-    check_positive("depth", depth)
-    check_positive("time_budget", time_budget, allow_none=True, integer=False)
-    if max_preemptions is not None and (isinstance(max_preemptions, bool)
-                                        or not isinstance(max_preemptions, int) or max_preemptions < 0):
-        raise ValueError(f"max_preemptions must be a non-negative integer or None, got {max_preemptions!r}")
-    if seed is None:
-        seed = random.SystemRandom().randrange(2**32)
-    elif isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int or None, got {seed!r}")
-    if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be a callable or None, got {progress!r}")
-    if not isinstance(shrink, bool):
-        raise TypeError(f"shrink must be a bool, got {shrink!r}")
-    if not isinstance(strategy, (str, Scheduler)):
-        raise TypeError(f"strategy must be 'pct', 'random', 'dfs', 'hypothesis' or a Scheduler, "
-                        f"got {strategy!r}")
+    seed = _checked_search_options(strategy, max_schedules, seed, depth, max_preemptions,
+                                   time_budget, shrink, progress)
     search = _Search(fn, options, max_schedules, time_budget, progress)
     if strategy == "hypothesis":
         from coordkit.engine.hypothesis_search import find_with_hypothesis
