@@ -41,12 +41,13 @@ import threading
 import types
 import zlib
 from collections import OrderedDict, defaultdict, deque
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from coordkit.engine.points import READ, WRITE
 
 __all__ = ["ANY", "Frame", "Site", "access_sites", "describe", "location_of", "owner_name",
-           "site_key"]
+           "seen_instructions", "site_key"]
 
 ANY = "<any>"  # the field of an access to a whole container
 _UNKNOWN = None
@@ -330,11 +331,39 @@ def _site_of(stack: _Stack, ins: dis.Instruction) -> tuple[str, str, str, Any, A
     return None
 
 
+# Before 3.12 a tracer sees an instruction with EXTENDED_ARG prefixes at its first prefix
+# (the opcode event fires there, not at the instruction); from 3.12 at its own offset.
+_SEEN_AT_PREFIX = sys.version_info < (3, 12)
+
+
+def seen_instructions(code: Any) -> Iterator[tuple[int, dis.Instruction, dis.Instruction]]:
+    """``(offset a tracer sees it at, head, instruction)`` for each instruction of ``code``
+    but EXTENDED_ARG; ``head`` is its first EXTENDED_ARG prefix, or the instruction itself
+    (a jump lands on the head, a line starts there)."""
+    head = None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "EXTENDED_ARG":
+            head = head or ins
+            continue
+        first, head = head or ins, None
+        yield (first.offset if _SEEN_AT_PREFIX else ins.offset), first, ins
+
+
+def _line(ins: dis.Instruction, line: int) -> int:
+    """The source line after ``ins``: its own if it starts one (3.10-3.12 ``starts_line``
+    is the number, 3.13's is a flag beside ``line_number``)."""
+    if ins.starts_line is not None and not isinstance(ins.starts_line, bool):
+        return ins.starts_line
+    number = getattr(ins, "line_number", None)
+    return line if number is None else number
+
+
 _sites_cache: dict[Any, dict[int, Site]] = {}
 
 
 def access_sites(code: Any) -> dict[int, Site]:
-    """Byte offset -> ``Site`` for each instruction of ``code`` that touches shared memory."""
+    """Offset a tracer sees -> ``Site`` for each instruction of ``code`` that touches shared
+    memory."""
     known = _sites_cache.get(code)
     if known is not None:
         return known
@@ -342,18 +371,15 @@ def access_sites(code: Any) -> dict[int, Site]:
     stack = _Stack()
     qualname = getattr(code, "co_qualname", code.co_name)
     line = code.co_firstlineno
-    for ins in dis.get_instructions(code):
-        if ins.is_jump_target:
+    for offset, head, ins in seen_instructions(code):
+        if head.is_jump_target or ins.is_jump_target:
             stack.forget()  # reached from elsewhere too: what it holds is not known
-        if ins.starts_line is not None and not isinstance(ins.starts_line, bool):
-            line = ins.starts_line
-        elif getattr(ins, "line_number", None) is not None:
-            line = ins.line_number
+        line = _line(ins, _line(head, line))
         found = _site_of(stack, ins)
         if found is not None:
             kind, access, name, owner, key = found
-            known[ins.offset] = Site(kind, access, name, owner, key, line,
-                                     site_key(qualname, line, kind, access, name))
+            known[offset] = Site(kind, access, name, owner, key, line,
+                                 site_key(qualname, line, kind, access, name))
         _step(stack, ins)
         if ins.opname.startswith(("JUMP", "RETURN", "RAISE", "RERAISE")) and "IF" not in ins.opname:
             stack.forget()  # nothing falls through

@@ -33,7 +33,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from coordkit import sync
-from coordkit.engine.accesses import Frame, Site, access_sites, location_of
+from coordkit.engine.accesses import Frame, Site, access_sites, location_of, seen_instructions
 from coordkit.engine.points import READ
 from coordkit.engine.races import format_stack
 from coordkit.engine.runtime import current_execution
@@ -77,20 +77,11 @@ _stores_cache: dict[Any, dict[int, str]] = {}
 
 
 def shared_stores(code: Any) -> dict[int, str]:
-    """Byte offset -> what is written, for each store of ``code`` into shared state."""
+    """Offset a tracer sees -> what is written, for each store of ``code`` into shared state."""
     known = _stores_cache.get(code)
     if known is None:
-        known = {}
-        prefix: list[int] = []  # EXTENDED_ARG offsets that lead into the next instruction
-        for ins in dis.get_instructions(code):
-            if ins.opname == "EXTENDED_ARG":
-                prefix.append(ins.offset)
-                continue
-            if ins.opname in _SHARED_STORES:
-                what = ins.argval if isinstance(ins.argval, str) else "[]"
-                for offset in (*prefix, ins.offset):
-                    known[offset] = what
-            prefix = []
+        known = {offset: ins.argval if isinstance(ins.argval, str) else "[]"
+                 for offset, _head, ins in seen_instructions(code) if ins.opname in _SHARED_STORES}
         _stores_cache[code] = known
     return known
 

@@ -189,3 +189,20 @@ def test_a_thread_locals_attributes_are_each_threads_own():
 
     result = coordkit.explore(program, seed=1, max_schedules=20, races="fail")
     assert result.failure is None and result.races == []
+
+
+def test_an_access_behind_extended_arg_is_seen():
+    # RACE-3: an instruction whose argument needs EXTENDED_ARG (the 300th attribute name
+    # of a function) is seen where the tracer sees it (before 3.12, at the prefix)
+    names = [f"a{i}" for i in range(300)]
+    source = "def bump(o):\n" + "".join(f"    o.{n} = 0\n" for n in names[:-1])
+    source += "    o.a299 = o.a299 + 1\n"
+    namespace: dict = {}
+    exec(compile(source, "extended_arg_program.py", "exec"), namespace)
+
+    class Box:
+        a299 = 0
+
+    box = Box()
+    races = _races(_in_two_threads(lambda: namespace["bump"](box), lambda: namespace["bump"](box)))
+    assert "attribute Box.a299" in {r.location for r in races}
