@@ -200,7 +200,9 @@ class Execution:
         self.scheduler_error: BaseException | None = None
         self.pruned = False
         self.invariant: Callable[[], Any] | None = None
-        self._in_invariant = False
+        # The invariant or the scheduler (the caller's code) is running: its operations and
+        # accesses are no scheduling points of the program's.
+        self._in_callers_code = False
         self._stop = False
         # Open-ended mode (the Harness): the run does not end when its threads do, and
         # "nothing can run" means "settled", not "deadlocked".  Deadlines fire only up
@@ -414,7 +416,7 @@ class Execution:
     def point(self, kind: str, obj: str = "") -> None:
         """A scheduling point: the current thread is about to do ``kind`` on the object
         labelled ``obj`` (``Lock#2``, ``T1``, a memory location; ``""`` for nothing shared)."""
-        if self.killing or self._in_invariant:
+        if self.killing or self._in_callers_code:
             return
         task = self.current
         assert task is not None
@@ -448,7 +450,7 @@ class Execution:
         """The running thread reads or writes shared memory (``site.access``): ``field``
         of ``owner`` (see ``accesses.location_of``), reached through ``stack``."""
         task = self.current
-        if task is None or self.killing or self._in_invariant:
+        if task is None or self.killing or self._in_callers_code:
             return
         races = self.races
         if races is not None:
@@ -479,11 +481,11 @@ class Execution:
     def _check_invariant(self, task: Task) -> None:
         if self.recorder is not None:
             self._footprint(ANY, "invariant")  # it reads whatever it likes (SCHED-31)
-        self._in_invariant = True
+        self._in_callers_code = True
         try:
             failure = invariant_failure(self.invariant, self.steps, task)  # type: ignore[arg-type]
         finally:
-            self._in_invariant = False
+            self._in_callers_code = False
         if failure is not None:
             self.terminate(failure)
 
@@ -553,7 +555,7 @@ class Execution:
                 point = point._replace(yielding=True)
         # The scheduler is the caller's code, like the invariant: what it runs is no
         # scheduling point of the program's (traced as user code, it would recurse).
-        self._in_invariant = True
+        self._in_callers_code = True
         try:
             idx = self.scheduler.choose(point, enabled)
         except (Kill, WatchdogTimeout):
@@ -563,7 +565,7 @@ class Execution:
             self._stop = True
             return None
         finally:
-            self._in_invariant = False
+            self._in_callers_code = False
         if idx < 0:  # the scheduler abandons a run that can only repeat explored work
             self.pruned = True
             self._stop = True

@@ -17,6 +17,7 @@ from coordkit.engine.races import Race
 from coordkit.engine.report import ExploreResult, FoundFailure, RunReport, same_failure, target_name
 from coordkit.engine.run import MAX_STEPS, Run, RunOptions, Session, check_positive
 from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler, Scheduler, make_scheduler
+from coordkit.engine.schedulers.base import check_int
 from coordkit.engine.shrink import confirm_minimal
 from coordkit.engine.shrink import shrink as shrink_choices
 from coordkit.errors import FailureKind, UncontrolledBlockingError
@@ -46,9 +47,7 @@ def _checked_search_options(strategy: Any, max_schedules: Any, seed: Any, depth:
     check_positive("max_schedules", max_schedules)
     check_positive("depth", depth)
     check_positive("time_budget", time_budget, allow_none=True, integer=False)
-    if max_preemptions is not None and (isinstance(max_preemptions, bool)
-                                        or not isinstance(max_preemptions, int) or max_preemptions < 0):
-        raise ValueError(f"max_preemptions must be a non-negative integer or None, got {max_preemptions!r}")
+    check_int("max_preemptions", max_preemptions, 0, allow_none=True)
     if seed is None:
         seed = random.SystemRandom().randrange(2**32)
     elif isinstance(seed, bool) or not isinstance(seed, int):
