@@ -466,9 +466,10 @@ class Execution:
 
     def _footprint(self, target: str, op: str, access: str = WRITE) -> None:
         """Add to the running thread's step an effect only DPOR reads (SCHED-31, SCHED-32):
-        ``ANY``, or a thread's ``.run`` (started, woken, parked, resumed)."""
-        if self.recorder is not None:
-            self.recorder.effect(self.current, target, op, access)
+        ``ANY``, or a thread's ``.run`` (started, woken, parked, resumed).  Callers check
+        that a recorder is kept first: they are on hot paths, and build ``target``."""
+        assert self.recorder is not None
+        self.recorder.effect(self.current, target, op, access)
 
     def _begin_step(self, task: Task) -> None:
         """``task`` runs again after a decision of ``_next``: a new step, tagged with the
