@@ -25,26 +25,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import coordkit  # noqa: E402
+from tests.sched import programs  # noqa: E402
 
 SEEN: set = set()
 
 
 def locked_counter(nthreads: int, increments: int) -> Callable[[], None]:
+    """The test suite's locked counter (it asserts its total), recording the outcome."""
+
     def program() -> None:
-        box = [0]
-        lock = threading.Lock()
-
-        def inc() -> None:
-            for _ in range(increments):
-                with lock:
-                    box[0] += 1
-
-        threads = [threading.Thread(target=inc) for _ in range(nthreads)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        SEEN.add(box[0])
+        programs.locked_counter(nthreads, increments)
+        SEEN.add(nthreads * increments)
 
     return program
 
