@@ -11,7 +11,7 @@ import os
 import traceback
 from typing import Any
 
-__all__ = ["without_engine_frames", "user_frame", "user_stack", "where"]
+__all__ = ["place", "without_engine_frames", "user_frame", "user_stack", "where"]
 
 _ENGINE_DIR = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE_DIR = os.path.dirname(_ENGINE_DIR)
@@ -76,4 +76,9 @@ def where(frame: Any) -> str:
     f = user_frame(frame)
     if f is None:
         return "?"
-    return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno} in {f.f_code.co_name}"
+    return place(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+
+
+def place(filename: str, line: int, function: str) -> str:
+    """How a report names a place in the code: ``file.py:LINE in function``."""
+    return f"{os.path.basename(filename)}:{line} in {function}"

@@ -18,12 +18,12 @@ True, an ``is_set()`` that returned False).
 
 from __future__ import annotations
 
-import os
 import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from coordkit.engine.accesses import ANY, describe, owner_name
+from coordkit.engine.frames import place
 from coordkit.engine.points import WRITE
 
 __all__ = ["Access", "Race", "RaceDetector", "format_stack"]
@@ -90,7 +90,7 @@ class _Shadow:
 
 def format_stack(stack: tuple[tuple[str, int, str], ...]) -> tuple[str, ...]:
     """``file.py:LINE in function`` for each ``(file, line, function)``, innermost first."""
-    return tuple(f"{os.path.basename(file)}:{line} in {name}" for file, line, name in stack)
+    return tuple(place(*frame) for frame in stack)
 
 
 def _join(into: list[int], other: list[int]) -> None:
