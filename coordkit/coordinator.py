@@ -155,6 +155,10 @@ class Coordinator:
         # watched once, whatever the number of join() calls: two joins of one
         # thread at once can fail inside CPython before 3.13.
         self._watched: set[Any] = set()
+        # Watcher threads whose thread has ended, not yet joined: the next join()
+        # to wake takes them and joins each, so that no watcher of an ended thread
+        # outlives the join() that waited for it (COORD-13).
+        self._idle_watchers: list[Any] = []
         # The (type, value, traceback) triple join() re-raises, or None.
         self._exc_info: ExcInfo | None = None
         # True from the end of a join() until clear_stop().
@@ -335,6 +339,9 @@ class Coordinator:
             )
             # Phase 2 (COORD-14): the grace period, measured from here.
             self._stop_or_ended.wait(lambda: not self._watching(live), deadline_after(grace))
+            idle, self._idle_watchers = self._idle_watchers, []
+        for watcher in idle:  # each is joined by this join only: its work is done
+            watcher.join()
         self._end_join(snapshot, ignore_live_threads)
 
     def _watch_live(self, threads: list[Any]) -> list[Any]:
@@ -377,12 +384,14 @@ class Coordinator:
         return any(t in self._watched for t in threads)
 
     def _watch(self, thread: Any) -> None:
-        """The body of a watcher thread: join ``thread``, then notify."""
+        """The body of a watcher thread: join ``thread``, then notify, and leave itself
+        for a join() to join."""
         try:
             thread.join()
         finally:
             with self._lock:
                 self._watched.discard(thread)
+                self._idle_watchers.append(sync.current_thread())
                 self._stop_or_ended.notify_all()
 
     @property

@@ -98,6 +98,7 @@ def _thread_join(self: threading.Thread, timeout: float | None = None) -> None:
     if ex is None or task.state is FINISHED:
         if ex is not None:  # no choice to make, but the joiner is ordered after the thread
             ex.effect(task, "join")
+            ex.after("after-join")
         self._is_stopped = task.state is FINISHED  # type: ignore[attr-defined]
         return
     if task is ex.current:
@@ -107,7 +108,10 @@ def _thread_join(self: threading.Thread, timeout: float | None = None) -> None:
         if task.joiners is None:
             task.joiners = WaitQueue()
         task.joiners.park(ex, f"join({task.label})", ex.clock.deadline(timeout))
-    self._is_stopped = task.state is FINISHED  # type: ignore[attr-defined]
+    ended = task.state is FINISHED
+    self._is_stopped = ended  # type: ignore[attr-defined]
+    ex.returned(None, text=f"{task.label} ended" if ended else
+                f"timed out (timeout {timeout:g} s at t={ex.clock.now:g}), {task.label} still alive")
 
 
 def _thread_is_alive(self: threading.Thread) -> bool:
@@ -117,10 +121,10 @@ def _thread_is_alive(self: threading.Thread) -> bool:
     ex = current_execution()
     if ex is not None:
         ex.point("is_alive", task.label)
-    if task.state is FINISHED:
+    alive = task.state is not FINISHED
+    if not alive:
         self._is_stopped = True  # type: ignore[attr-defined]
-        return False
-    return True
+    return alive if ex is None else ex.returned(alive)
 
 
 # -- _thread: threads without a Thread object ----------------------------------

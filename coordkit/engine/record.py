@@ -7,19 +7,23 @@ failed); a replay records rows, and a search that reads footprints asks for them
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from coordkit.engine.frames import where
 from coordkit.engine.points import Effect, Step, access_of, label_of, opening_effects
 from coordkit.engine.task import Task
 
-__all__ = ["Event", "Recorder"]
+__all__ = ["Event", "Recorder", "shown"]
 
 
 @dataclass(frozen=True)
 class Event:
-    """One recorded row of a run: which thread did which operation, and where."""
+    """One recorded row of a run: which thread did which operation, where, and what it
+    returned (``result``, ``""`` for nothing to show).  Rows are kept in the order the
+    operations took effect (TRACE-7): a thread's row is written when it goes on from its
+    point, not when it reaches it, and an operation that waited gets a second row, its
+    return, when it completes."""
 
     step: int
     tid: int
@@ -27,6 +31,21 @@ class Event:
     target: str
     where: str
     time: float
+    result: str = ""
+    returned: bool = False  # the row of a blocking operation's return, after its wait
+
+
+_SHOWN_AS_IS = (bool, int, float, str, bytes, type(None))
+
+
+def shown(value: Any, width: int = 40) -> str:
+    """``value`` as a row shows it: the repr of a plain value, the type name of anything
+    else.  A recorded replay calls no code of the program's (a ``__repr__`` could take a
+    lock and move the schedule): containers and objects are named, not printed."""
+    if isinstance(value, _SHOWN_AS_IS):
+        text = repr(value)
+        return text if len(text) <= width else text[: width - 3] + "..."
+    return f"<{type(value).__name__}>"
 
 
 class Recorder:
@@ -43,11 +62,24 @@ class Recorder:
         self.memory_traced = False
 
     def point(self, task: Task, now: float) -> None:
-        """``task`` reached a scheduling point: a row."""
-        if self.rows:
-            point = task.pt
+        """``task`` goes on from its scheduling point: its operation takes effect now, a
+        row.  A point after an operation (``after-release``) is no operation of its own."""
+        point = task.pt
+        if self.rows and not point.op.startswith("after-"):
             self.events.append(Event(point.step, task.tid, point.op, point.obj,
                                      where(sys._getframe(2)), now))
+
+    def returned(self, task: Task, value: str, now: float) -> None:
+        """``task``'s operation returned ``value``: on its row when nothing came between,
+        else (it waited) on a row of its own, where the return took effect."""
+        events = self.events
+        last = events[-1] if events else None
+        if last is not None and last.tid == task.tid and last.kind not in ("call", "block"):
+            events[-1] = replace(last, result=value)
+            return
+        point = task.pt
+        events.append(Event(point.step, task.tid, point.op, point.obj,
+                            where(sys._getframe(2)), now, result=value, returned=True))
 
     def begin(self, task: Task, choice: int | None) -> None:
         """``task`` runs again (picked at its point, resumed after a wait, or started): a

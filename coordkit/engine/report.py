@@ -228,9 +228,12 @@ class ExploreResult:
 
 def render_table(events: Sequence, thread_names: Sequence[str], *, failing_step: int | None = None,
                  width: int = 44) -> str:
-    """Draw a run as a table: one row per step, one column per thread.
+    """Draw a run as a table: one row per step, one column per thread, in the order the
+    operations took effect (TRACE-7).
 
-    Each cell shows the operation and the source line of the user's code that did it.
+    Each cell shows the operation, what it returned, and the source line of the user's
+    code that did it; a return after a wait (``... acquire Lock#1 -> True``) has a row of
+    its own.
     """
     ntask = len(thread_names)
     header = ["step"] + [visible(f"T{i} {name}")[:width] for i, name in enumerate(thread_names)]
@@ -242,9 +245,13 @@ def render_table(events: Sequence, thread_names: Sequence[str], *, failing_step:
             rows.append([" ", *cells])
             continue
         text = f"blocks on {ev.target}" if ev.kind == "block" else f"{ev.kind} {ev.target}".strip()
+        result = getattr(ev, "result", "")  # rows of saved reports may predate results
+        if result:
+            text = f"{'... ' if getattr(ev, 'returned', False) else ''}{text} -> {result}"
         cells[ev.tid] = _cell(visible(text), visible(ev.where.split(" in ")[0]), width)
         mark = ">" if failing_step is not None and ev.step == failing_step else " "
-        rows.append([f"{mark}{ev.step}", *cells])
+        # A return after a wait continues its operation's step: no number of its own.
+        rows.append([mark if getattr(ev, "returned", False) else f"{mark}{ev.step}", *cells])
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []
     for k, r in enumerate(rows):

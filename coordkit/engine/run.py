@@ -125,6 +125,7 @@ class RunOptions:
         )
         ex.invariant = self.invariant
         ex.fail_on_race = detect and self.races == "fail"
+        ex.after_points = self.granularity == "auto"
         if footprints and tracer is not None and ex.recorder is not None:
             ex.recorder.memory_traced = True  # line steps report their accesses (SCHED-31)
         return ex

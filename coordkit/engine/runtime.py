@@ -49,7 +49,7 @@ from coordkit.engine.failures import (
 from coordkit.engine.frames import is_machinery, user_frame
 from coordkit.engine.points import ANY, READ, WRITE, Point, access_of, label_of, memory_label, runs
 from coordkit.engine.races import RaceDetector
-from coordkit.engine.record import Event, Recorder
+from coordkit.engine.record import Event, Recorder, shown
 from coordkit.engine.task import (
     BLOCKED,
     FINISHED,
@@ -203,6 +203,7 @@ class Execution:
         # The invariant or the scheduler (the caller's code) is running: its operations and
         # accesses are no scheduling points of the program's.
         self._in_callers_code = False
+        self.after_points = False  # points after release/set/notify/put/get/join (RACE-9)
         self._stop = False
         # Open-ended mode (the Harness): the run does not end when its threads do, and
         # "nothing can run" means "settled", not "deadlocked".  Deadlines fire only up
@@ -422,8 +423,6 @@ class Execution:
         assert task is not None
         self.steps += 1
         task.pt = new_point((task.tid, kind, obj, task.yielding, self.steps))
-        if self.recorder is not None:
-            self.recorder.point(task, self.clock.now)
         if self.steps > self.step_limit:
             self.terminate(step_limit_failure(self.step_limit, self.max_steps, self.tasks, task,
                                               kind, obj))
@@ -434,9 +433,33 @@ class Execution:
             self._switch(nxt)
         if self.recorder is not None:
             self._begin_step(task)
+            self.recorder.point(task, self.clock.now)  # it takes effect now (TRACE-7)
         if self.races is not None and obj and kind not in _NOT_SYNCHRONISATION:
             # The thread does its operation now, with no other thread between.
             self.races.synchronise(task.tid, obj, access_of(kind))
+
+    def after(self, kind: str) -> None:
+        """A scheduling point just after an operation that woke another thread
+        (``after-release``, ``after-set``, ``after-notify``, ``after-put``) or joined an
+        ended one without a point (``after-join``), at auto granularity only (RACE-9).  It
+        is a point only when another thread can run: with none, no choice could be made
+        there, and the run's steps stay those of sync granularity."""
+        if self.after_points and self._runnable > 1 and not self.killing:
+            self.point(kind)
+
+    def returned(self, value: Any, *, timeout: float | None = None, text: str | None = None) -> Any:
+        """The running thread's operation returns ``value``: shown on its row (TRACE-7)
+        as ``text``, or as the value with the ``timeout`` it had when it timed out.
+        Returns ``value``."""
+        recorder = self.recorder
+        if (recorder is not None and recorder.rows and self.current is not None
+                and not self.killing and not self.finished):
+            if text is None:
+                text = shown(value)
+                if timeout is not None and value is False:
+                    text += f" (timeout {timeout:g} s at t={self.clock.now:g})"
+            recorder.returned(self.current, text, self.clock.now)
+        return value
 
     def effect(self, target: Any, op: str) -> None:
         """Add a shared effect to the running thread's step beyond its opening one (a

@@ -106,27 +106,30 @@ class Lock:
         ex.point("acquire", self._ck_label)
         if self._owner is None:
             self._owner = ex.current
-            return True
+            return ex.returned(True)
         if not blocking:
-            return False
+            return ex.returned(False)
         deadline = None if timeout == -1 else ex.clock.deadline(timeout)
         while self._owner is not None:
             woken = self._waiters.park(ex, f"{self._ck_label} held by {self._owner.label}", deadline)
             if not woken and self._owner is not None:
-                return False
+                return ex.returned(False, timeout=timeout)
         self._owner = ex.current
         # Taken after a wait: after whichever release freed it last, not only the one
         # that woke this thread (another thread may have taken and released it since).
         ex.effect(self, "acquire")
-        return True
+        return ex.returned(True)
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         return self._take(blocking, timeout)
 
-    def _free(self) -> None:
+    def _free(self) -> bool:
+        """Let go of the lock; True when that woke a waiter."""
         self._owner = None
         if self._waiters:
             self._waiters.unpark_all(self._ex)
+            return True
+        return False
 
     def release(self) -> None:
         ex = self._ex
@@ -134,11 +137,12 @@ class Lock:
         if self._owner is None:
             raise RuntimeError("release unlocked lock")
         ex.point("release", self._ck_label)
-        self._free()
+        if self._free():
+            ex.after("after-release")
 
     def locked(self) -> bool:
         _read(self._ex, self, "locked")
-        return self._owner is not None
+        return self._ex.returned(self._owner is not None)
 
     __enter__ = acquire
 
@@ -184,7 +188,7 @@ class RLock(Lock):
             _guard(self._ex, self)
             self._ex.point("acquire", self._ck_label)
             self._count += 1
-            return True
+            return self._ex.returned(True)
         if self._take(blocking, timeout):
             self._count = 1
             return True
@@ -199,8 +203,8 @@ class RLock(Lock):
             raise RuntimeError("cannot release un-acquired lock")
         ex.point("release", self._ck_label)
         self._count -= 1
-        if self._count == 0:
-            self._free()
+        if self._count == 0 and self._free():
+            ex.after("after-release")
 
     # The C RLock's protocol for threading.Condition, with its errors.
     def _is_owned(self) -> bool:
@@ -294,7 +298,8 @@ class Condition:
         deadline = ex.clock.deadline(timeout)  # refuses a bad timeout before the lock is let go
         state = self._release_save()
         try:
-            return self._waiters.park(ex, f"{self._ck_label}.wait", deadline)
+                return ex.returned(self._waiters.park(ex, f"{self._ck_label}.wait", deadline),
+                               timeout=timeout)
         finally:
             if not ex.killing:
                 self._acquire_restore(state)
@@ -323,6 +328,7 @@ class Condition:
         ex.point("notify", self._ck_label)
         if self._waiters:
             self._waiters.unpark(ex, n)
+            ex.after("after-notify")
 
     def notify_all(self) -> None:
         self.notify(len(self._waiters))
@@ -349,7 +355,7 @@ class Event:
 
     def is_set(self) -> bool:
         _read(self._ex, self, "is_set")
-        return self._flag
+        return self._ex.returned(self._flag)
 
     def isSet(self) -> bool:  # noqa: N802 - the stdlib's deprecated alias, which warns
         warnings.warn("isSet() is deprecated, use is_set() instead", DeprecationWarning, stacklevel=2)
@@ -362,6 +368,7 @@ class Event:
         self._flag = True
         if self._waiters:
             self._waiters.unpark_all(ex)
+            ex.after("after-set")
 
     def clear(self) -> None:
         _guard(self._ex, self)
@@ -375,9 +382,9 @@ class Event:
         _guard(ex, self)
         ex.point("wait", self._ck_label)
         if self._flag:
-            return True
+            return ex.returned(True)
         deadline = ex.clock.deadline(timeout)
-        return self._waiters.park(ex, f"{self._ck_label}.wait", deadline)
+        return ex.returned(self._waiters.park(ex, f"{self._ck_label}.wait", deadline), timeout=timeout)
 
 
 class Semaphore:
@@ -404,14 +411,14 @@ class Semaphore:
         ex.point("acquire", self._ck_label)
         if self._value == 0:
             if not blocking:
-                return False
+                return ex.returned(False)
             deadline = ex.clock.deadline(timeout)
             while self._value == 0:
                 if not self._waiters.park(ex, f"{self._ck_label}.acquire", deadline) and self._value == 0:
-                    return False
+                    return ex.returned(False, timeout=timeout)
             ex.effect(self, "acquire")  # after the release that made it available (see Lock)
         self._value -= 1
-        return True
+        return ex.returned(True)
 
     __enter__ = acquire
 
@@ -430,6 +437,7 @@ class Semaphore:
             # As threading.Semaphore's notify(n): the n longest waiting are woken (a thread
             # that has not waited may still take the value first; then one waits again).
             self._waiters.unpark(ex, n)
+            ex.after("after-release")
 
     def _check_release(self, n: int) -> None:
         pass
@@ -478,6 +486,7 @@ class SimpleQueue:
         self._items.append(item)
         if self._waiters:
             self._waiters.unpark(ex, 1)
+            ex.after("after-put")
 
     def put_nowait(self, item: Any) -> None:
         self.put(item, False)
@@ -497,18 +506,18 @@ class SimpleQueue:
             if not self._waiters.park(ex, f"{self._ck_label}.get", deadline) and not self._items:
                 raise _queue.Empty
             ex.effect(self, "get")  # after the put of the item it takes (see Lock)
-        return self._items.popleft()
+        return ex.returned(self._items.popleft())
 
     def get_nowait(self) -> Any:
         return self.get(False)
 
     def empty(self) -> bool:
         _read(self._ex, self, "empty")
-        return not self._items
+        return self._ex.returned(not self._items)
 
     def qsize(self) -> int:
         _read(self._ex, self, "qsize")
-        return len(self._items)
+        return self._ex.returned(len(self._items))
 
 
 class Shims:

@@ -96,7 +96,7 @@ plans = st.one_of(
 EXAMPLES = max(120, settings().max_examples)  # the nightly profile asks for more
 
 
-@pytest.mark.timeout(max(120, EXAMPLES))  # about a second per program at worst
+@pytest.mark.timeout(max(300, 3 * EXAMPLES))  # about a second per program at worst, x3 for a loaded machine
 @settings(max_examples=EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(plans)

@@ -135,6 +135,7 @@ def test_a_run_that_only_re_parks_ends_at_the_choice_budget():
             return len(enabled) - 1
 
     result = coordkit.explore(crowd, strategy=WaitersWhileHeld(), max_schedules=1, max_steps=200,
+                              granularity="sync",  # its choose() knows the sync points
                               shrink=False)  # shrunk, it would be a plain step limit
     assert result.failure is not None and result.failure.kind == "step_limit"
     assert "scheduling choices" in result.failure.message, result.failure.message

@@ -34,3 +34,20 @@ def test_a_subset_join_returns_when_its_threads_end_while_another_lives_on():
 
     result = coordkit.explore(program, seed=1, max_schedules=200)
     assert result.failure is None, result.failure
+
+
+def test_no_watcher_of_an_ended_thread_outlives_the_join_that_waited_for_it():
+    # COORD-13: a program that counts its threads after join() sees its own only. Found
+    # by the points just after a notify (RACE-9): the watcher woke join, then join
+    # returned before the watcher had ended.
+    def program():
+        coord = coordkit.Coordinator()
+        workers = [threading.Thread(target=lambda: None, name=f"worker-{i}") for i in range(2)]
+        for t in workers:
+            t.start()
+        coord.join(workers)
+        assert threading.active_count() == 1, threading.enumerate()
+
+    result = coordkit.explore(program, strategy="dfs", max_schedules=3000)
+    assert result.failure is None, result.failure
+    assert result.schedules_run > 1
