@@ -146,6 +146,8 @@ def _state(task: Task, acting: Task) -> str:
         return "finished"
     if task.state is BLOCKED:
         return f"blocked: {_cut(task.waiting_on, REPR_LIMIT)}" if task.waiting_on else "blocked"
+    if task.glet is not None and not task.glet and not task.glet.dead:
+        return "runnable (not started)"
     return "runnable"
 
 

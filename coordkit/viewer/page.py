@@ -64,7 +64,7 @@ def _cell(row: dict[str, Any]) -> str:
 
 
 def _blocks(row: dict[str, Any], tid: int) -> str:
-    return "".join(f'<div class="block">⏸ {_text(b["text"])}</div>'
+    return "".join(f'<div class="block">‖ {_text(b["text"])}</div>'
                    for b in row["blocks"] if b["tid"] == tid)
 
 

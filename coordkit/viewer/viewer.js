@@ -99,10 +99,23 @@
     this.i = i;
     var tr = this.rows[i];
     tr.classList.add("current");
-    if (tr.scrollIntoView) { tr.scrollIntoView({ block: "nearest" }); }
+    this.reveal(tr);
     this.slider.value = String(i);
     this.part("counter").textContent = "step " + (i + 1) + " / " + total;
     this.showNow(i);
+  };
+
+  // Scroll the lanes (not the window) so that the row is in view below the header.
+  Pane.prototype.reveal = function (tr) {
+    var wrap = this.part("lanes-wrap");
+    var box = wrap.getBoundingClientRect();
+    var row = tr.getBoundingClientRect();
+    var head = wrap.querySelector("thead").getBoundingClientRect().height;
+    if (row.top < box.top + head) {
+      wrap.scrollTop -= box.top + head - row.top;
+    } else if (row.bottom > box.bottom) {
+      wrap.scrollTop += row.bottom - box.bottom;
+    }
   };
 
   Pane.prototype.showNow = function (i) {
@@ -129,9 +142,8 @@
       return;
     }
     showSource(this.part("source"), snap.source);
-    var names = this.pane.threads;
     table(this.part("threads"), ["thread", "state", "stack (innermost first)"], snap.threads.map(function (t) {
-      return [names[t.tid] || ("T" + t.tid), t.state, t.stack.length ? t.stack : ["-"]];
+      return ["T" + t.tid + " " + t.name, t.state, t.stack.length ? t.stack : ["-"]];
     }));
     showObjects(this, snap);
     this.part("clock").textContent = "virtual clock: t = " + snap.clock + " s";

@@ -30,6 +30,6 @@ def hostile() -> None:
         with lock:
             raise ValueError(IMG + SVG + RLO)
 
-    t = threading.Thread(target=worker, name=SCRIPT + SVG + RLO)
+    t = threading.Thread(target=worker, name=SCRIPT + RLO)
     t.start()
     t.join()
