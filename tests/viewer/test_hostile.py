@@ -49,6 +49,7 @@ def _nothing_ran(browser: Any) -> None:
 
 @pytest.mark.parametrize("name", ["replayed", "saved", "notebook"])
 def test_a_hostile_report_runs_nothing_and_reads_literally(browser, pages, name, artifacts):
+    # VIEW-5
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 

@@ -57,6 +57,7 @@ def test_keys_move_the_counter_the_source_line_and_the_lock_owners(browser, dead
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
+    # VIEW-3 (stepping, the lanes), VIEW-1 (the panels follow the world)
     page, report = deadlock
     rows = step_rows(report)
     n = report.steps
@@ -91,6 +92,7 @@ def test_the_slider_moves_one_step_per_key(browser, deadlock):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
+    # VIEW-3
     page, report = deadlock
     _load(browser, page)
     slider = browser.find_element(By.CSS_SELECTOR, "#pane-main input.slider")
@@ -103,6 +105,7 @@ def test_the_slider_moves_one_step_per_key(browser, deadlock):
 def test_the_failing_step_is_highlighted_and_the_passing_neighbour_is_beside_it(browser, deadlock):
     from selenium.webdriver.common.by import By
 
+    # VIEW-3 (the failing step, preemption marks), VIEW-4 (the passing neighbour)
     page, report = deadlock
     _load(browser, page)
     failing = browser.find_elements(By.CSS_SELECTOR, "#pane-main tr.step.failing")
@@ -124,7 +127,7 @@ def test_the_failing_step_is_highlighted_and_the_passing_neighbour_is_beside_it(
 
 
 def test_the_counter_counts_the_runs_steps_not_its_rows(browser, tmp_path, artifacts):
-    # Issue 19 measured "63 steps for a run of 45": rows that open an operation ("call")
+    # VIEW-2. Issue 19 measured "63 steps for a run of 45": rows that open an operation ("call")
     # or park a thread ("block") are not steps.
     from selenium.webdriver.common.keys import Keys
 
