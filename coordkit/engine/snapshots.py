@@ -1,6 +1,6 @@
 """What the world looked like at a step: threads, stacks, source, locks, queues, clock.
 
-A replayed run (one that records rows) keeps a ``Snapshot`` at each of its steps,
+A replayed run (one that records rows) keeps a snapshot at each of its steps,
 taken when a thread reaches its scheduling point, before its operation: each
 thread's state and user stack, the source around the acting thread's line, the
 state of every synchronisation object the threads can see, and the virtual clock.
@@ -55,18 +55,24 @@ def _cut(text: str, limit: int) -> str:
 
 
 class Snapshots(list):
-    """The snapshots of one run, one per step in order, and the objects seen so far."""
+    """The snapshots of one run, one per step in order (the first ``LIMIT`` steps), and
+    the objects seen so far."""
 
-    __slots__ = ("_seen",)
+    __slots__ = ("_seen", "_stacks")
+
+    LIMIT = 5000  # steps: a longer run is shown without the world after these
 
     def __init__(self) -> None:
         super().__init__()
         self._seen: dict[int, Any] = {}  # id -> object, in the order first seen
+        # tid -> (where its stack was last read, the stack): a parked thread's frames have
+        # not run since, so they are neither read nor looked through again.
+        self._stacks: dict[int, tuple[tuple[int, int], list[str]]] = {}
 
     def take(self, task: Task, frame: Any, now: float) -> None:
         """Add the world as ``task`` reaches its point at ``frame`` (its step's opening)."""
         ex = task.glet.task_execution if task.glet is not None else None
-        if ex is None:
+        if ex is None or len(self) >= self.LIMIT:
             return
         saved = ex._in_callers_code
         ex._in_callers_code = True  # reading state (a repr) makes no scheduling point
@@ -76,23 +82,29 @@ class Snapshots(list):
             ex._in_callers_code = saved
 
     def _world(self, ex: Any, acting: Task, frame: Any, now: float) -> dict[str, Any]:
-        threads = []
-        for task in ex.tasks:
-            top = frame if task is acting else (task.glet.gr_frame if task.glet else None)
-            frames = user_frames(top)
-            for f in frames:
-                self._look_in(f)
-            threads.append({
-                "tid": task.tid, "name": _cut(str(task.name), REPR_LIMIT),
-                "state": _state(task, acting),
-                "stack": [place(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
-                          for f in frames[:_STACK_DEPTH]],
-            })
+        threads = [{"tid": task.tid, "name": _cut(str(task.name), REPR_LIMIT),
+                    "state": _state(task, acting), "stack": self._stack(task, acting, frame)}
+                   for task in ex.tasks]
         return {
             "step": acting.pt.step, "tid": acting.tid, "clock": float(now),
             "threads": threads, "source": _source(user_frame(frame)),
             "objects": [state for obj in self._seen.values() if (state := _state_of(obj))],
         }
+
+    def _stack(self, task: Task, acting: Task, frame: Any) -> list[str]:
+        """The thread's user stack, innermost first; its frames' objects are looked for."""
+        top = frame if task is acting else (task.glet.gr_frame if task.glet else None)
+        key = (id(top), top.f_lasti if top is not None else -1)
+        last = self._stacks.get(task.tid)
+        if task is not acting and last is not None and last[0] == key:
+            return last[1]
+        frames = user_frames(top)
+        for f in frames:
+            self._look_in(f)
+        stack = [place(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+                 for f in frames[:_STACK_DEPTH]]
+        self._stacks[task.tid] = (key, stack)
+        return stack
 
     def _look_in(self, frame: Any) -> None:
         try:

@@ -56,14 +56,25 @@ def pane(events: Sequence[Any], thread_names: Sequence[str], *, failure: str | N
                          "op": f"{e.kind} {e.target}".strip(), "where": e.where,
                          "time": float(e.time), "calls": pending_calls, "blocks": []})
             pending_calls = []
-    shots = list(snapshots) if len(snapshots) == len(rows) else []
+    # A snapshot per step from the first on (a long run keeps the first Snapshots.LIMIT).
+    shots = [dict(s) for s in snapshots[:len(rows)]]
+    if any(s["step"] != row["step"] for s, row in zip(shots, rows)):
+        shots = []  # not this run's: show none rather than the wrong world
     _mark_preemptions(rows, shots)
     return _clean({
         "threads": [f"T{i} {str(name)[:_NAME_LIMIT]}" for i, name in enumerate(thread_names)],
         "rows": rows, "snapshots": shots, "total": len(rows),
         "failing": len(rows) - 1 if failure is not None and rows else None,
-        "failure": failure, "trace": trace, "note": note,
+        "failure": failure, "trace": trace, "note": note, "unrecorded": _unrecorded(shots),
     })
+
+
+def _unrecorded(shots: list[dict[str, Any]]) -> str:
+    """What the panels say at a step with no snapshot."""
+    if not shots:
+        return ("not recorded: these are the run's rows only (replay the trace, e.g. with "
+                "coordkit show TRACE --target MODULE:FUNCTION, to see the world at each step)")
+    return f"not recorded: a replay keeps the world at its first {len(shots)} steps"
 
 
 def _mark_preemptions(rows: list[dict[str, Any]], shots: list[dict[str, Any]]) -> None:
@@ -76,7 +87,7 @@ def _mark_preemptions(rows: list[dict[str, Any]], shots: list[dict[str, Any]]) -
         row["preempted"] = None
         if prev == row["tid"]:
             continue
-        if shots:
+        if i < len(shots):
             threads = shots[i]["threads"]
             could = prev < len(threads) and threads[prev]["state"] == "runnable"
         else:

@@ -136,7 +136,7 @@
       var self = this;
       parts.forEach(function (name) {
         clear(self.part(name));
-        self.part(name).appendChild(el("p", "none", "not recorded (replay the trace with --target to see it)"));
+        self.part(name).appendChild(el("p", "none", self.pane.unrecorded));
       });
       this.part("clock").textContent = "virtual clock: t = " + row.time + " s";
       return;

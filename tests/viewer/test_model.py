@@ -144,3 +144,18 @@ def test_the_data_cannot_end_its_script_element():
     assert "<" not in data and ">" not in data and "&" not in data
     pane = json.loads(data)["panes"][0]
     assert pane["rows"][0]["op"] == "acquire </script><script>alert(1)</script><!-- & <U+202E>"
+
+
+def test_a_long_run_keeps_the_world_at_its_first_steps_only(monkeypatch):
+    # VIEW-1: a replay keeps at most Snapshots.LIMIT snapshots; the page says where they end.
+    from coordkit.engine.snapshots import Snapshots
+
+    found = coordkit.explore(lock_order_deadlock, seed=3, max_schedules=200).failure
+    monkeypatch.setattr(Snapshots, "LIMIT", 3)
+    report = record(lock_order_deadlock, found.trace)
+    assert len(report.snapshots) == 3 < report.steps
+    pane = report_pane(report)
+    assert pane["total"] == report.steps and len(pane["snapshots"]) == 3
+    assert pane["unrecorded"] == "not recorded: a replay keeps the world at its first 3 steps"
+    # Past the snapshots, a preemption is still marked (from the rows: T1 did not block).
+    assert sum(row["preempted"] is not None for row in pane["rows"]) == report.preemptions
