@@ -79,8 +79,13 @@ def _unrecorded(shots: list[dict[str, Any]]) -> str:
 
 def _mark_preemptions(rows: list[dict[str, Any]], shots: list[dict[str, Any]]) -> None:
     """``preempted``: the thread switched away from at this row, if it could have gone on
-    (runnable in this row's snapshot; without snapshots: it did not block and runs later)."""
-    last_row = {row["tid"]: i for i, row in enumerate(rows)}
+    (runnable in this row's snapshot; without one: it did not park before this row, and
+    it acts or parks at this row or later, so it had not ended)."""
+    last_row: dict[int, int] = {}  # the last row in which each thread acts or parks
+    for i, row in enumerate(rows):
+        last_row[row["tid"]] = i
+        for block in row["blocks"]:
+            last_row[block["tid"]] = i
     for i in range(1, len(rows)):
         before, row = rows[i - 1], rows[i]
         prev = before["tid"]
@@ -91,7 +96,7 @@ def _mark_preemptions(rows: list[dict[str, Any]], shots: list[dict[str, Any]]) -
             threads = shots[i]["threads"]
             could = prev < len(threads) and threads[prev]["state"] == "runnable"
         else:
-            could = last_row[prev] > i and all(b["tid"] != prev for b in before["blocks"])
+            could = last_row.get(prev, -1) >= i and all(b["tid"] != prev for b in before["blocks"])
         if could:
             row["preempted"] = prev
     if rows:
