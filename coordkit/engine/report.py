@@ -41,7 +41,7 @@ _MARKED = str.maketrans({c: f"<U+{ord(c):04X}>"
 
 # What draws a FoundFailure as HTML, looked up by name when a notebook asks: the viewer
 # sits above the engine, which never imports it (the layer contract, ENGINE-4).
-HTML_VIEW = ("coordkit.viewer", "failure_page")
+HTML_VIEW = ("coordkit.viewer", "notebook_html")
 
 
 def visible(text: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -10,7 +11,7 @@ from coordkit.engine.trace import Schedule
 from coordkit.viewer.model import first_difference, pane, passing_neighbour, report_pane
 from coordkit.viewer.page import render_page
 
-__all__ = ["failure_page", "render_html", "replayed_page", "view_page"]
+__all__ = ["failure_page", "notebook_html", "render_html", "replayed_page", "view_page"]
 
 _NO_FUNCTION = ("The passing neighbour needs the program: coordkit.viewer.view_page(fn, trace) "
                 "or `coordkit show TRACE --target MODULE:FUNCTION` replays it.")
@@ -58,3 +59,12 @@ def failure_page(found: FoundFailure) -> str:
     main["start"] = main["failing"]
     return render_page(f"coordkit: {found.target}", [("main", "The failing run", main)],
                        neighbour_note=_NO_FUNCTION)
+
+
+def notebook_html(found: FoundFailure) -> str:
+    """``failure_page`` in a sandboxed ``<iframe srcdoc>``, for a notebook's output cell: the
+    page keeps its own document (its Content-Security-Policy, its ids, its keys) however
+    many failures a notebook shows, and its script may run but reaches nothing outside."""
+    page = html.escape(failure_page(found), quote=True)
+    return (f'<iframe class="coordkit-viewer" sandbox="allow-scripts" srcdoc="{page}" '
+            'width="100%" height="720" title="coordkit trace viewer"></iframe>')

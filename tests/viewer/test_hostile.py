@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import coordkit
-from coordkit.viewer import render_html
+from coordkit.viewer import failure_page, render_html
 from tests.viewer._pages import explored_page
 from tests.viewer.programs import COMMENT, IMG, RLO, SCRIPT, SVG, Evil, hostile
 
@@ -31,8 +31,11 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     found = coordkit.explore(hostile, seed=3, max_schedules=50).failure
     assert found is not None
     notebook = directory / "notebook.html"
-    notebook.write_text(found._repr_html_(), encoding="utf-8")
-    return {"replayed": replayed, "saved": saved, "notebook": notebook}
+    notebook.write_text(failure_page(found), encoding="utf-8")
+    cell = directory / "cell.html"  # what a notebook puts in its output cell
+    cell.write_text(f"<!DOCTYPE html><html><body>{found._repr_html_()}</body></html>",
+                    encoding="utf-8")
+    return {"replayed": replayed, "saved": saved, "notebook": notebook, "cell": cell}
 
 
 def _nothing_ran(browser: Any) -> None:
@@ -76,3 +79,21 @@ def test_a_hostile_report_runs_nothing_and_reads_literally(browser, pages, name,
         threads = browser.find_element(By.CSS_SELECTOR, "#pane-main .threads").text
         assert f"T1 {SCRIPT}<U+202E>" in threads  # in full in the threads panel
         browser.save_screenshot(str(artifacts / f"hostile-{name}.png"))
+
+
+def test_a_notebook_cell_shows_the_viewer_in_a_sandboxed_frame(browser, pages):
+    # VIEW-5: FoundFailure._repr_html_ is the page in <iframe sandbox="allow-scripts">: its
+    # script runs (the counter is filled) in a document of its own, and nothing injected runs.
+    from selenium.webdriver.common.by import By
+
+    browser.get(pages["cell"].as_uri())
+    frame = browser.find_element(By.CSS_SELECTOR, "iframe.coordkit-viewer")
+    assert frame.get_attribute("sandbox") == "allow-scripts"
+    assert browser.execute_script("return window.__pwned === undefined")
+    browser.switch_to.frame(frame)
+    try:
+        _nothing_ran(browser)
+        counter = browser.find_element(By.CSS_SELECTOR, "#pane-main .counter").text
+        assert counter.startswith("step ") and counter.split()[1] == counter.split()[3]
+    finally:
+        browser.switch_to.default_content()

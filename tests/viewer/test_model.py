@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import queue
 import re
@@ -18,7 +19,7 @@ from coordkit.engine.schedulers import ReplayScheduler
 from coordkit.engine.search import run_options
 from coordkit.engine.trace import Schedule
 from coordkit.queues import FIFOQueue
-from coordkit.viewer import render_html
+from coordkit.viewer import failure_page, render_html
 from coordkit.viewer.model import neighbour_schedule, report_pane
 from coordkit.viewer.views import replayed_page
 from tests.sched.programs import lock_order_deadlock
@@ -122,7 +123,10 @@ def _inline(page: str, tag: str) -> str:
 def test_the_page_allows_only_its_own_script_and_style_and_no_network():
     # VIEW-5: the CSP names the hashes of the page's one script and one style.
     found = coordkit.explore(lock_order_deadlock, seed=3, max_schedules=200).failure
-    page = found._repr_html_()
+    page = failure_page(found)
+    cell = found._repr_html_()  # the same page, in a sandboxed frame of its own
+    assert cell.startswith('<iframe class="coordkit-viewer" sandbox="allow-scripts" srcdoc="')
+    assert html.unescape(re.search(r'srcdoc="([^"]*)"', cell).group(1)) == page
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page).group(1)
 
     def digest(text: str) -> str:
