@@ -359,9 +359,6 @@ def _any_invariant() -> bool:
 
 
 def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
-    from types import SimpleNamespace
-
-    from coordkit.engine.report import render_table
     from coordkit.engine.trace import Schedule
     from coordkit.errors import TraceFormatError
 
@@ -369,6 +366,8 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
         schedule = Schedule.decode(args.trace)
     except TraceFormatError as exc:
         raise UsageError(f"bad trace: {exc}") from None
+    if args.open and args.html is None:
+        raise UsageError("--open opens the page --html writes: pass --html OUT.html too")
     version = args.trace.strip().partition("_")[0]
     out.write(f"trace format {version}: {schedule.describe()}\n")
     if args.html is None and args.target is None:
@@ -376,22 +375,55 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
             if c:
                 out.write(f"  choice point {i}: candidate {c} of {n}\n")
         return EXIT_OK
-    data = _load_report(schedule.encode(), args.target)
-    events = [SimpleNamespace(**e) for e in data["events"]]
     if args.html is None:
+        from types import SimpleNamespace
+
+        from coordkit.engine.report import render_table
+
+        data = _load_report(schedule.encode(), args.target)
+        events = [SimpleNamespace(**e) for e in data["events"]]
         out.write(render_table(events, data["thread_names"]) + "\n")
         return EXIT_OK
-    from coordkit.viewer import render_html
-
-    page = render_html(events, data["thread_names"], title=f"coordkit: {data['target']}",
-                       failure=data["failure"], trace=data["trace"])
+    page, what = _show_page(schedule.encode(), args.target)
     try:
         with open(args.html, "w", encoding="utf-8") as fh:
             fh.write(page)
     except OSError as exc:
         raise UsageError(f"cannot write --html {args.html!r}: {exc.strerror or exc}") from None
-    out.write(f"wrote {args.html} ({len(events)} steps, {len(data['thread_names'])} threads)\n")
+    out.write(f"wrote {args.html} ({what})\n")
+    if args.open:
+        import webbrowser
+        from pathlib import Path
+
+        webbrowser.open(Path(args.html).resolve().as_uri())
     return EXIT_OK
+
+
+def _show_page(trace: str, target: str | None) -> tuple[str, str]:
+    """The viewer page for ``trace`` and a few words on it: replayed on ``target`` (the
+    world at each step, the passing neighbour), else drawn from the run explore saved."""
+    if target is None:
+        from types import SimpleNamespace
+
+        from coordkit.viewer import render_html
+
+        data = _load_report(trace, None)
+        events = [SimpleNamespace(**e) for e in data["events"]]
+        steps = sum(1 for e in events if e.kind not in ("call", "block"))
+        page = render_html(events, data["thread_names"], title=f"coordkit: {data['target']}",
+                           failure=data["failure"], trace=data["trace"])
+        return page, (f"{steps} steps, {len(data['thread_names'])} threads; pass --target "
+                      "to see the world at each step and the passing neighbour")
+    from coordkit.errors import TraceDivergedError
+    from coordkit.viewer.views import replayed_page
+
+    fn = load_target(target)
+    try:
+        page, report = replayed_page(fn, trace, invariant=_any_invariant, title=f"coordkit: {target}")
+    except TraceDivergedError as exc:
+        message = _cli_wording(str(exc), "`coordkit replay --lenient`")
+        raise UsageError(f"the trace does not fit {fn.__qualname__}: {message}") from None
+    return page, f"{report.steps} steps, {len(report.thread_names)} threads"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -429,7 +461,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("trace")
     show.add_argument("--target", default=None,
                       help="MODULE:FUNCTION to replay (default: the run saved by coordkit explore)")
-    show.add_argument("--html", default=None, metavar="OUT.html", help="write swim lanes to this file")
+    show.add_argument("--html", default=None, metavar="OUT.html",
+                      help="write the interactive viewer (one self-contained page) to this file")
+    show.add_argument("--open", action="store_true", help="open the --html page in a web browser")
     show.set_defaults(run=cmd_show)
     return parser
 

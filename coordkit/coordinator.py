@@ -251,6 +251,15 @@ class Coordinator:
             self._exc_info = None
             self._stop_event.clear()
 
+    def _ck_state(self) -> dict[str, Any]:
+        """What coordkit's viewer shows of the coordinator: plain values, read without the
+        lock (a snapshot is taken while every other thread is stopped at a scheduling point)."""
+        exc = self._exc_info[1] if self._exc_info else None
+        return {"panel": "other", "kind": "Coordinator", "label": "Coordinator",
+                "stop requested": self._stop_event.is_set(), "joined": self._joined,
+                "exception": None if exc is None else f"{type(exc).__name__}: {exc}",
+                "registered threads": [getattr(t, "name", "?") for t in self._registered_threads]}
+
     def should_stop(self) -> bool:
         """True once a stop has been requested (and not cleared) (COORD-2)."""
         return self._stop_event.is_set()

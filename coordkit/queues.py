@@ -408,6 +408,15 @@ class QueueBase(_QueueKernel):
         """The component names, or None."""
         return self._sig.names
 
+    def _ck_state(self) -> dict[str, Any]:
+        """What coordkit's viewer shows of the queue: plain values, read without the lock (a
+        snapshot is taken while every other thread is stopped at a scheduling point)."""
+        return {"panel": "queue", "kind": type(self).__name__, "label": f"{self._name!r}",
+                "items": list(self._queue), "size": len(self._queue),
+                "capacity": None if self._capacity == _UNBOUNDED else self._capacity,
+                "closed": self._closed, "pending enqueues": len(self._enqueue_waiters),
+                "pending dequeues": len(self._dequeue_waiters)}
+
     def __repr__(self) -> str:
         with self._mutex:
             size, closed = len(self._queue), self._closed

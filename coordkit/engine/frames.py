@@ -11,7 +11,8 @@ import os
 import traceback
 from typing import Any
 
-__all__ = ["place", "without_engine_frames", "user_frame", "user_stack", "where"]
+__all__ = ["is_machinery", "place", "user_frame", "user_frames", "user_stack", "where",
+           "without_engine_frames"]
 
 _ENGINE_DIR = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE_DIR = os.path.dirname(_ENGINE_DIR)
@@ -56,6 +57,19 @@ def user_frame(frame: Any) -> Any:
             fallback = f
         f = f.f_back
     return fallback or frame
+
+
+def user_frames(frame: Any) -> list[Any]:
+    """The frames of the user's code at and above ``frame``, innermost first (no
+    coordkit machinery, no stdlib synchronisation code)."""
+    frames = []
+    f = frame
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.endswith(_LIBRARY_FILES) and not is_machinery(fn):
+            frames.append(f)
+        f = f.f_back
+    return frames
 
 
 def user_stack(frame: Any) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from coordkit.engine.frames import where
 from coordkit.engine.points import Effect, Step, access_of, label_of, opening_effects
+from coordkit.engine.snapshots import Snapshots
 from coordkit.engine.task import Task
 
 __all__ = ["Event", "Recorder", "shown"]
@@ -49,15 +50,17 @@ def shown(value: Any, width: int = 40) -> str:
 
 
 class Recorder:
-    """Rows (``events``) when ``rows``; footprints (``steps``, in the order the steps
-    ran) when ``footprints``.  ``memory_traced``: a tracer reports the memory accesses
-    of the code between points, so a line's step is not assumed to touch everything."""
+    """Rows (``events``) and the world at each step (``snapshots``) when ``rows``;
+    footprints (``steps``, in the order the steps ran) when ``footprints``.
+    ``memory_traced``: a tracer reports the memory accesses of the code between
+    points, so a line's step is not assumed to touch everything."""
 
-    __slots__ = ("events", "memory_traced", "rows", "steps")
+    __slots__ = ("events", "memory_traced", "rows", "snapshots", "steps")
 
     def __init__(self, *, rows: bool, footprints: bool) -> None:
         self.rows = rows
         self.events: list[Event] = []
+        self.snapshots: Snapshots | None = Snapshots() if rows else None
         self.steps: list[Step] | None = [] if footprints else None
         self.memory_traced = False
 
@@ -68,6 +71,7 @@ class Recorder:
         if self.rows and not point.op.startswith("after-"):
             self.events.append(Event(point.step, task.tid, point.op, point.obj,
                                      where(sys._getframe(2)), now))
+            self.snapshots.take(task, sys._getframe(2), now)  # type: ignore[union-attr]
 
     def returned(self, task: Task, value: str, now: float) -> None:
         """``task``'s operation returned ``value``: on its row when nothing came between,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import Any
 
 from coordkit.engine.races import Race
@@ -36,6 +37,11 @@ _BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u
 _CONTROLS = [chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)) if chr(c) not in "\n\t"]
 _MARKED = str.maketrans({c: f"<U+{ord(c):04X}>"
                          for c in (*_BIDI_CONTROLS, *_CONTROLS, "\u2028", "\u2029")})
+
+
+# What draws a FoundFailure as HTML, looked up by name when a notebook asks: the viewer
+# sits above the engine, which never imports it (the layer contract, ENGINE-4).
+HTML_VIEW = ("coordkit.viewer", "notebook_html")
 
 
 def visible(text: str) -> str:
@@ -68,6 +74,8 @@ class RunReport:
     steps: int
     preemptions: int
     virtual_time: float
+    # The world at each step (``snapshots``), one per row that is a step; replays only.
+    snapshots: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def of(cls, run: Run) -> RunReport:
@@ -87,6 +95,7 @@ class RunReport:
             steps=run.steps,
             preemptions=run.preemptions,
             virtual_time=run.virtual_time,
+            snapshots=run.snapshots,
         )
 
     @property
@@ -147,6 +156,11 @@ class FoundFailure:
     def replay_line(self) -> str:
         invariant = "" if self.invariant is None else f", invariant={self.invariant}"
         return f"coordkit.replay({self.target}, {self.trace!r}{invariant})"
+
+    def _repr_html_(self) -> str:
+        """The interactive viewer, so that a notebook shows the failure inline."""
+        module, function = HTML_VIEW
+        return getattr(import_module(module), function)(self)
 
     def __str__(self) -> str:
         kind = self.kind.value.replace("_", " ")

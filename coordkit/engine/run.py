@@ -150,6 +150,7 @@ class Run:
     races: list[Race] | None  # the races it saw (None: race detection was off)
     racing: frozenset[int]  # the sites that were scheduling points in it (auto granularity)
     warnings: list[str]  # what the run could not control or see
+    snapshots: list[dict[str, Any]] = field(default_factory=list)  # the world at each row's step
 
     @classmethod
     def of(cls, ex: Execution, options: RunOptions) -> Run:
@@ -162,6 +163,7 @@ class Run:
             ex.leaked, ex.pruned, ex.scheduler_error,
             None if ex.races is None else ex.races.races,
             frozenset() if tracer is None else tracer.racing, ex.warnings,
+            [] if recorder is None or recorder.snapshots is None else list(recorder.snapshots),
         )
 
     @property

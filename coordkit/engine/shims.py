@@ -63,6 +63,11 @@ def _lock_timeout(blocking: Any, timeout: Any) -> None:
         raise ValueError("timeout value must be positive")
 
 
+def _who(task: Task | None) -> str | None:
+    """How the viewer names a thread that holds or waits for an object."""
+    return None if task is None else f"{task.label} {task.name}"
+
+
 def _guard(ex: Execution, obj: Any) -> None:
     g = _getcurrent()  # current_execution(), inlined: this runs at every operation
     if type(g) is not TaskGreenlet or g.task_execution is not ex or ex.finished:
@@ -97,6 +102,11 @@ class Lock:
     def __repr__(self) -> str:
         state = "locked" if self._owner is not None else "unlocked"
         return f"<{state} controlled.{type(self).__name__} object at {self._ck_label}>"
+
+    def _ck_state(self) -> dict[str, Any]:
+        """What the viewer shows of it (read without a scheduling point)."""
+        return {"panel": "lock", "kind": type(self).__name__, "label": self._ck_label,
+                "owner": _who(self._owner), "waiters": [_who(t) for t in self._waiters]}
 
     def _take(self, blocking: bool, timeout: float) -> bool:
         ex = self._ex
@@ -283,6 +293,12 @@ class Condition:
     def __repr__(self) -> str:
         return f"<controlled.Condition({self._lock!r}, {len(self._waiters)}) at {self._ck_label}>"
 
+    def _ck_state(self) -> dict[str, Any]:
+        owner = getattr(self._lock, "_owner", None)
+        return {"panel": "lock", "kind": "Condition", "label": self._ck_label,
+                "owner": _who(owner), "lock": getattr(self._lock, "_ck_label", "?"),
+                "waiters": [_who(t) for t in self._waiters]}
+
     def __enter__(self) -> bool:
         return self._lock.__enter__()
 
@@ -353,6 +369,10 @@ class Event:
     def __repr__(self) -> str:
         return f"<controlled.Event at {self._ck_label}: {'set' if self._flag else 'unset'}>"
 
+    def _ck_state(self) -> dict[str, Any]:
+        return {"panel": "event", "kind": "Event", "label": self._ck_label, "set": self._flag,
+                "waiters": [_who(t) for t in self._waiters]}
+
     def is_set(self) -> bool:
         _read(self._ex, self, "is_set")
         return self._ex.returned(self._flag)
@@ -402,6 +422,10 @@ class Semaphore:
 
     def __repr__(self) -> str:
         return f"<controlled.Semaphore at {self._ck_label}: value={self._value}>"
+
+    def _ck_state(self) -> dict[str, Any]:
+        return {"panel": "lock", "kind": type(self).__name__, "label": self._ck_label,
+                "value": self._value, "waiters": [_who(t) for t in self._waiters]}
 
     def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
         ex = self._ex
@@ -472,6 +496,11 @@ class SimpleQueue:
 
     def __repr__(self) -> str:
         return f"<controlled.SimpleQueue object at {self._ck_label}>"
+
+    def _ck_state(self) -> dict[str, Any]:
+        return {"panel": "queue", "kind": "SimpleQueue", "label": self._ck_label,
+                "items": list(self._items), "size": len(self._items), "capacity": None,
+                "closed": False}
 
     def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
         ex = self._ex

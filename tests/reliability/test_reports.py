@@ -69,8 +69,10 @@ def test_the_html_page_escapes_every_value_and_marks_bidi_controls():
               _event(step=2, kind="block", target=HOSTILE),
               _event(step=3, kind="call", target=HOSTILE)]
     page = render_html(events, [HOSTILE], title=HOSTILE, failure=HOSTILE, trace=HOSTILE)
-    assert "<script" not in page and "<img" not in page and RLO not in page
-    assert "&lt;U+202E&gt;" in page
+    # The page's own two scripts (its data as JSON, its code) and nothing else.
+    assert page.count("<script") == 2 and "<img" not in page and RLO not in page
+    assert page.count("</script>") == 2
+    assert "&lt;U+202E&gt;" in page and "\\u003cU+202E\\u003e" in page  # HTML text and JSON
     # Every attribute value is one quoted token: no value broke out of its quotes.
     for tag in re.findall(r"<[a-z][^>]*>", page):
         assert re.fullmatch(r'<[a-z][a-z0-9]*(\s+[\w:-]+="[^"<>]*")*\s*/?>', tag), tag

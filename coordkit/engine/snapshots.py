@@ -1,0 +1,197 @@
+"""What the world looked like at a step: threads, stacks, source, locks, queues, clock.
+
+A replayed run (one that records rows) keeps a snapshot at each of its steps,
+taken when a thread reaches its scheduling point, before its operation: each
+thread's state and user stack, the source around the acting thread's line, the
+state of every synchronisation object the threads can see, and the virtual clock.
+Exploration runs record no rows, so they take none.
+
+Objects are found, not registered: each snapshot looks through the user frames'
+locals (and one level into their attributes and containers) for objects that
+describe themselves with ``_ck_state()`` (the shims, coordkit's queues and
+Coordinator: a small dict of plain values, ``"panel"`` saying where it is shown) and
+for stdlib-shaped queues; an object once seen stays in every later snapshot.  The
+engine never imports a primitive: ``_ck_state`` is the whole protocol.
+
+Values are short strings (reprs cut to ``REPR_LIMIT``); escaping is the page's job.
+Reading the state makes no scheduling point: the run is marked as in the caller's
+code while a snapshot is taken, so a ``__repr__`` that takes a lock is not a step.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import threading
+import types
+from collections import deque
+from typing import Any
+
+from coordkit.engine.frames import place, user_frame, user_frames
+from coordkit.engine.task import BLOCKED, FINISHED, Task
+
+__all__ = ["REPR_LIMIT", "Snapshots", "short_repr"]
+
+REPR_LIMIT = 80
+_CONTEXT = 3  # source lines shown either side of the current one
+_STACK_DEPTH = 8  # user frames kept per thread, innermost first
+_SCAN = 64  # items of a container or attributes of an object looked at
+# Not looked into: a Thread's own Events and locks are its machinery, not the program's.
+_NOT_SCANNED = (type, types.ModuleType, types.FunctionType, types.MethodType,
+                types.BuiltinFunctionType, str, bytes, int, float, bool, threading.Thread)
+
+
+def short_repr(value: Any, limit: int = REPR_LIMIT) -> str:
+    """``repr(value)`` cut to ``limit`` characters; a repr that raises is named, not raised."""
+    try:
+        text = repr(value)
+    except Exception as exc:  # the program's __repr__: its bug is not the viewer's
+        text = f"<repr failed: {type(exc).__name__}>"
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class Snapshots(list):
+    """The snapshots of one run, one per step in order (the first ``LIMIT`` steps), and
+    the objects seen so far."""
+
+    __slots__ = ("_seen", "_stacks")
+
+    LIMIT = 5000  # steps: a longer run is shown without the world after these
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: dict[int, Any] = {}  # id -> object, in the order first seen
+        # tid -> (where its stack was last read, the stack): a parked thread's frames have
+        # not run since, so they are neither read nor looked through again.
+        self._stacks: dict[int, tuple[tuple[int, int], list[str]]] = {}
+
+    def take(self, task: Task, frame: Any, now: float) -> None:
+        """Add the world as ``task`` reaches its point at ``frame`` (its step's opening)."""
+        ex = task.glet.task_execution if task.glet is not None else None
+        if ex is None or len(self) >= self.LIMIT:
+            return
+        saved = ex._in_callers_code
+        ex._in_callers_code = True  # reading state (a repr) makes no scheduling point
+        try:
+            self.append(self._world(ex, task, frame, now))
+        finally:
+            ex._in_callers_code = saved
+
+    def _world(self, ex: Any, acting: Task, frame: Any, now: float) -> dict[str, Any]:
+        threads = [{"tid": task.tid, "name": _cut(str(task.name), REPR_LIMIT),
+                    "state": _state(task, acting), "stack": self._stack(task, acting, frame)}
+                   for task in ex.tasks]
+        return {
+            "step": acting.pt.step, "tid": acting.tid, "clock": float(now),
+            "threads": threads, "source": _source(user_frame(frame)),
+            "objects": [state for obj in self._seen.values() if (state := _state_of(obj))],
+        }
+
+    def _stack(self, task: Task, acting: Task, frame: Any) -> list[str]:
+        """The thread's user stack, innermost first; its frames' objects are looked for."""
+        top = frame if task is acting else (task.glet.gr_frame if task.glet else None)
+        key = (id(top), top.f_lasti if top is not None else -1)
+        last = self._stacks.get(task.tid)
+        if task is not acting and last is not None and last[0] == key:
+            return last[1]
+        frames = user_frames(top)
+        for f in frames:
+            self._look_in(f)
+        stack = [place(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+                 for f in frames[:_STACK_DEPTH]]
+        self._stacks[task.tid] = (key, stack)
+        return stack
+
+    def _look_in(self, frame: Any) -> None:
+        try:
+            values = list(frame.f_locals.values())
+        except Exception:  # a frame being torn down
+            return
+        for value in values:
+            self._consider(value, depth=1)
+
+    def _consider(self, value: Any, depth: int) -> None:
+        if id(value) in self._seen or isinstance(value, _NOT_SCANNED):
+            return
+        if _describes_itself(value):
+            self._seen[id(value)] = value
+            return
+        if depth <= 0:
+            return
+        for inner in _contents(value):
+            self._consider(inner, depth - 1)
+
+
+def _describes_itself(value: Any) -> bool:
+    return callable(getattr(type(value), "_ck_state", None)) or _is_stdlib_queue(value)
+
+
+def _is_stdlib_queue(value: Any) -> bool:
+    """A ``queue.Queue`` (or subclass) made in the run: items in ``.queue``, a ``mutex``."""
+    return isinstance(getattr(value, "queue", None), (deque, list)) and hasattr(value, "mutex") \
+        and hasattr(value, "maxsize")
+
+
+def _contents(value: Any) -> list[Any]:
+    """What a container holds, or an object's attribute values (at most ``_SCAN``)."""
+    try:
+        if isinstance(value, (list, tuple, set, frozenset, deque)):
+            return list(value)[:_SCAN]
+        if isinstance(value, dict):
+            return list(value.values())[:_SCAN]
+        attrs = getattr(value, "__dict__", None)
+        if isinstance(attrs, dict):
+            return list(attrs.values())[:_SCAN]
+    except Exception:  # a container that changes or refuses to be read
+        pass
+    return []
+
+
+def _state(task: Task, acting: Task) -> str:
+    if task is acting:
+        return "running"
+    if task.state is FINISHED:
+        return "finished"
+    if task.state is BLOCKED:
+        return f"blocked: {_cut(task.waiting_on, REPR_LIMIT)}" if task.waiting_on else "blocked"
+    if task.glet is not None and not task.glet and not task.glet.dead:
+        return "runnable (not started)"
+    return "runnable"
+
+
+def _state_of(obj: Any) -> dict[str, Any] | None:
+    """The object's state as plain values, or None if it cannot say."""
+    try:
+        if _is_stdlib_queue(obj):
+            return {"panel": "queue", "kind": type(obj).__name__, "label": f"{type(obj).__name__}",
+                    "items": [short_repr(i) for i in list(obj.queue)[:_SCAN]],
+                    "size": len(obj.queue), "capacity": obj.maxsize if obj.maxsize > 0 else None}
+        state = dict(obj._ck_state())
+    except Exception as exc:  # the object is half made or half torn down
+        return {"panel": "other", "kind": type(obj).__name__, "label": type(obj).__name__,
+                "error": f"state unavailable: {type(exc).__name__}"}
+    for key, value in state.items():
+        if key == "items":
+            state[key] = [short_repr(i) for i in list(value)[:_SCAN]]
+        elif isinstance(value, str):
+            state[key] = _cut(value, REPR_LIMIT)
+        elif isinstance(value, (list, tuple)):
+            state[key] = [_cut(str(v), REPR_LIMIT) for v in value[:_SCAN]]
+    return state
+
+
+def _source(frame: Any) -> dict[str, Any] | None:
+    """The lines around ``frame``'s current one."""
+    if frame is None:
+        return None
+    filename, line = frame.f_code.co_filename, frame.f_lineno
+    lines = linecache.getlines(filename)
+    first = max(line - _CONTEXT, 1)
+    shown = [[n, _cut(lines[n - 1].rstrip("\n"), 160)]
+             for n in range(first, min(line + _CONTEXT, len(lines)) + 1)]
+    return {"file": os.path.basename(filename), "line": line,
+            "function": frame.f_code.co_name, "lines": shown}
