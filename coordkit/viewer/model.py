@@ -48,12 +48,16 @@ def pane(events: Sequence[Any], thread_names: Sequence[str], *, failure: str | N
     for e in events:
         if e.kind == "call":
             pending_calls.append(e.target)
-        elif e.kind == "block":
+        elif e.kind == "block" or getattr(e, "returned", False):
+            # A wait, or the return that ends one (TRACE-7): a note on the step it came in.
+            text = (f"blocks on {e.target}" if e.kind == "block"
+                    else f"... {e.kind} {e.target} -> {e.result}")
             if rows:
-                rows[-1]["blocks"].append({"tid": int(e.tid), "text": f"blocks on {e.target}"})
+                rows[-1]["blocks"].append({"tid": int(e.tid), "text": text})
         else:
-            rows.append({"step": int(e.step), "tid": int(e.tid),
-                         "op": f"{e.kind} {e.target}".strip(), "where": e.where,
+            result = getattr(e, "result", "")  # rows of saved reports may predate results
+            op = f"{e.kind} {e.target}".strip() + (f" -> {result}" if result else "")
+            rows.append({"step": int(e.step), "tid": int(e.tid), "op": op, "where": e.where,
                          "time": float(e.time), "calls": pending_calls, "blocks": []})
             pending_calls = []
     # A snapshot per step from the first on (a long run keeps the first Snapshots.LIMIT).
@@ -96,7 +100,8 @@ def _mark_preemptions(rows: list[dict[str, Any]], shots: list[dict[str, Any]]) -
             threads = shots[i]["threads"]
             could = prev < len(threads) and threads[prev]["state"] == "runnable"
         else:
-            could = last_row.get(prev, -1) >= i and all(b["tid"] != prev for b in before["blocks"])
+            could = last_row.get(prev, -1) >= i and not any(b["tid"] == prev and b["text"].startswith("blocks on")
+                                                          for b in before["blocks"])
         if could:
             row["preempted"] = prev
     if rows:
