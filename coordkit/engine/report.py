@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from coordkit.engine.cause import Preemption
+from coordkit.engine.explain import Explanation, explain
 from coordkit.engine.races import Race
 from coordkit.engine.run import MAX_STEPS, Run
 from coordkit.engine.runtime import Event, Failure
@@ -68,6 +70,8 @@ class RunReport:
     steps: int
     preemptions: int
     virtual_time: float
+    preempted: list[Preemption] = field(default_factory=list)  # where each preemption was
+    races: list[Race] = field(default_factory=list)  # the races seen in this run
 
     @classmethod
     def of(cls, run: Run) -> RunReport:
@@ -87,11 +91,32 @@ class RunReport:
             steps=run.steps,
             preemptions=run.preemptions,
             virtual_time=run.virtual_time,
+            preempted=list(run.preempted),
+            races=list(run.races or ()),
         )
 
     @property
     def trace(self) -> str:
         return self.schedule.encode()
+
+    def explanation(self, *, minimal: bool = False) -> Explanation | None:
+        """What the report says about the run's failure (None when it passed)."""
+        if self.failure is None:
+            return None
+        return explain(self.failure, self.preempted, self.races, minimal=minimal)
+
+    def explained(self, *, minimal: bool = False) -> list[str]:
+        """The failure explained, root cause first: the paragraph, the threads, the
+        exceptions that ended threads earlier, the table, the details; blocks of text."""
+        failure = self.failure
+        explanation = self.explanation(minimal=minimal)
+        if failure is None or explanation is None:
+            return [self.table()]
+        blocks = [explanation.threads_text(), explanation.earlier_text(), self.table()]
+        # A deadlock's details are its blocked threads' stacks: the threads above show them.
+        if failure.details and not (failure.kind == FailureKind.DEADLOCK and failure.threads):
+            blocks.append(failure.details.rstrip())
+        return [b for b in blocks if b]
 
     def table(self) -> str:
         """The run as a table: one row per step, one column per thread."""
@@ -109,7 +134,9 @@ def failure_error(report: RunReport) -> BaseException | None:
         return None
     if failure.kind == FailureKind.EXCEPTION and failure.exception is not None:
         return failure.exception
-    text = visible(f"{failure.message}\n\n{report.table()}\n{failure.details}".rstrip())
+    explanation = report.explanation()
+    assert explanation is not None
+    text = visible("\n\n".join([explanation.root_cause, *report.explained()]))
     error = {
         FailureKind.DEADLOCK: Deadlock,
         FailureKind.STEP_LIMIT: StepLimitExceeded,
@@ -144,6 +171,15 @@ class FoundFailure:
     def preemptions(self) -> int:
         return self.report.preemptions
 
+    @property
+    def minimal(self) -> bool:
+        """Whether a bounded search confirmed that fewer preemptions do not fail this way."""
+        return bool(self.minimality and self.minimality.startswith("minimal"))
+
+    def explanation(self) -> Explanation | None:
+        """The root cause, the threads at the failure, the exceptions that ended threads."""
+        return self.report.explanation(minimal=self.minimal)
+
     def replay_line(self) -> str:
         invariant = "" if self.invariant is None else f", invariant={self.invariant}"
         return f"coordkit.replay({self.target}, {self.trace!r}{invariant})"
@@ -158,14 +194,11 @@ class FoundFailure:
             f"in {self.shrink_runs} runs"
             + (f": {self.minimality}." if self.minimality else ".")
         )
-        parts = [head, "", f"  {self.message}"]
-        if self.kind == FailureKind.EXCEPTION and self.thread is not None:
-            parts.append(f"  raised in thread {self.thread!r}")
-        parts += ["", self.report.table()]
-        if self.details:
-            parts += ["", self.details.rstrip()]
-        parts += ["", "Replay it exactly (e.g. as a regression test):", f"    {self.replay_line()}"]
-        return visible("\n".join(parts))
+        explanation = self.explanation()
+        parts = [head + "\n" + explanation.root_cause if explanation is not None else head]
+        parts += self.report.explained(minimal=self.minimal)
+        parts.append(f"Replay it exactly (e.g. as a regression test):\n    {self.replay_line()}")
+        return visible("\n\n".join(parts))
 
 
 @dataclass
