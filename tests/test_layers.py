@@ -39,7 +39,7 @@ ENGINE_LAYERS = [
     {"coordkit.engine.dpor"},
     {"coordkit.engine.schedulers"},
     {"coordkit.engine.run"},
-    {"coordkit.engine.explain", "coordkit.engine.report"},
+    {"coordkit.engine.explain", "coordkit.engine.report", "coordkit.engine.report_data"},
     {"coordkit.engine.shrink", "coordkit.engine.strategies"},
     {"coordkit.engine.search", "coordkit.engine.hypothesis_search"},
     {"coordkit.engine.replay", "coordkit.engine.harness"},

@@ -116,7 +116,7 @@ def _what(failure: Failure, failed: ThreadState | None) -> str:
     if kind == FailureKind.DEADLOCK and failure.threads:
         blocked = [f"{t.who} on {t.waits_on} at {t.where}" for t in failure.threads
                    if t.state == "blocked"]
-        return "Deadlock: every live thread is blocked: " + "; ".join(blocked) + "."
+        return "Every live thread is blocked: " + "; ".join(blocked) + "."
     return failure.message.rstrip(".") + "."
 
 

@@ -184,9 +184,10 @@ class FoundFailure:
         invariant = "" if self.invariant is None else f", invariant={self.invariant}"
         return f"coordkit.replay({self.target}, {self.trace!r}{invariant})"
 
-    def __str__(self) -> str:
+    def headline(self) -> str:
+        """One line: what was found, by which search, and how far it was shrunk."""
         kind = self.kind.value.replace("_", " ")
-        head = (
+        return (
             f"coordkit found {'an' if kind[0] in 'aeiou' else 'a'} {kind} after {self.schedules_run} "
             f"schedule(s) (strategy {self.strategy}"
             + (f", seed {self.seed}" if self.seed is not None else "")
@@ -194,6 +195,9 @@ class FoundFailure:
             f"in {self.shrink_runs} runs"
             + (f": {self.minimality}." if self.minimality else ".")
         )
+
+    def __str__(self) -> str:
+        head = self.headline()
         explanation = self.explanation()
         parts = [head + "\n" + explanation.root_cause if explanation is not None else head]
         parts += self.report.explained(minimal=self.minimal)
@@ -237,21 +241,24 @@ class ExploreResult:
                      f"{len(self.races)} found")
         return what
 
-    def __str__(self) -> str:
+    def summary(self) -> str:
+        """What an exploration that found no failure says: how many schedules, what was
+        covered, what it looked at (or that it was interrupted)."""
+        seed = "" if self.seed is None else f", seed {self.seed}"
         if self.interrupted:
-            seed = "" if self.seed is None else f", seed {self.seed}"
             return (f"interrupted after {self.schedules_run} schedule(s) (strategy "
                     f"{self.strategy}{seed}, {self.elapsed:.2f}s): no failure found so far")
-        if self.failure is not None:
-            text = str(self.failure)
-        else:
-            space = "; the bounded space is exhausted" if self.exhausted else ""
-            if self.exhausted and self.coverage:
-                space += f": {self.coverage}"
-            seed = "" if self.seed is None else f", seed {self.seed}"
-            verdict = "no failure" if not self.warnings else "no failure seen (but see the warnings)"
-            text = (f"{verdict} in {self.schedules_run} schedule(s) (strategy {self.strategy}{seed}, "
-                    f"{self.elapsed:.2f}s){space}\nlooked at: {self.looked_at()}")
+        space = "; the bounded space is exhausted" if self.exhausted else ""
+        if self.exhausted and self.coverage:
+            space += f": {self.coverage}"
+        verdict = "no failure" if not self.warnings else "no failure seen (but see the warnings)"
+        return (f"{verdict} in {self.schedules_run} schedule(s) (strategy {self.strategy}{seed}, "
+                f"{self.elapsed:.2f}s){space}\nlooked at: {self.looked_at()}")
+
+    def __str__(self) -> str:
+        if self.interrupted:
+            return self.summary()
+        text = str(self.failure) if self.failure is not None else self.summary()
         for race in self.races:
             text += f"\n{race}"
         for warning in self.warnings:
