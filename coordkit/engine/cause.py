@@ -71,12 +71,10 @@ def preemption(cur: Task, chosen: Task, frame: Any) -> Preemption:
                       f"{point.op} {point.obj}".strip(), f"{chosen.label} {chosen.name!r}")
 
 
-def thread_states(tasks: list[Task], locks: list[Any], frames: dict[int, Any]) -> tuple[ThreadState, ...]:
-    """Every thread of the program now, coordkit's own helper threads left out.
-
-    ``locks`` are the run's locks (whose ``_owner`` is a Task or None); ``frames`` the
-    live frame of a thread that is running (its greenlet has no saved one), by tid.
-    """
+def thread_states(tasks: list[Task], locks: list[Any], helpers: set[int]) -> tuple[ThreadState, ...]:
+    """Every thread of the program now, coordkit's own helper threads (``helpers``, by
+    tid, and any daemon thread now only in coordkit's code) left out; every thread is
+    parked or has ended.  ``locks`` are the run's locks (``_owner``: a Task or None)."""
     holds: dict[int, list[str]] = {}
     for lock in locks:
         owner = lock._owner
@@ -84,10 +82,8 @@ def thread_states(tasks: list[Task], locks: list[Any], frames: dict[int, Any]) -
             holds.setdefault(owner.tid, []).append(lock._ck_label)
     states = []
     for task in tasks:
-        frame = frames.get(task.tid)
-        if frame is None and task.glet is not None:
-            frame = task.glet.gr_frame
-        if task.daemon and is_coordkits(task, frame):
+        frame = task.glet.gr_frame if task.glet is not None else None
+        if task.tid in helpers or (task.daemon and is_coordkits(task, frame)):
             continue
         states.append(_state(task, frame, tuple(holds.get(task.tid, ()))))
     return tuple(states)

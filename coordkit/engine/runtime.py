@@ -205,6 +205,7 @@ class Execution:
         # what), and each preemption (see ``cause``).
         self.locks: list[Any] | None = [] if record else None
         self.preempted: list[Preemption] = []
+        self.helpers: set[int] = set()  # coordkit's own threads (join watchers), by tid
         self._nondaemon_alive = 0
         self._runnable = 0  # tasks whose state is RUNNABLE (a fast path when only one is)
         self._driver: greenlet.greenlet | None = None
@@ -260,6 +261,9 @@ class Execution:
         if self.recorder is not None:  # tids are handed out in order: starts conflict
             self._footprint(runs(label), "start")
             self._footprint("threads", "start")
+        if self.locks is not None and daemon and is_coordkits(task, None):
+            # Known now: a thread that has ended no longer says what it ran.
+            self.helpers.add(tid)
         return task
 
     def _task_main(self) -> None:
@@ -327,7 +331,7 @@ class Execution:
                                                 line=self.tracer is not None and self.tracer.lines)
         finally:
             if self.failure is not None and self.locks is not None:
-                self.failure.threads = thread_states(self.tasks, self.locks, {})
+                self.failure.threads = thread_states(self.tasks, self.locks, self.helpers)
             self.end()
         return self
 
