@@ -78,16 +78,17 @@ def _holding(t: ThreadState) -> str:
 
 
 def explain(failure: Failure, preempted: Sequence[Preemption], races: Sequence[Race], *,
-            minimal: bool = False) -> Explanation:
-    """The explanation of ``failure``; ``minimal`` when a bounded search confirmed that no
-    schedule with fewer preemptions fails this way."""
+            preemptions: int | None = None, minimal: bool = False) -> Explanation:
+    """The explanation of ``failure``, in a run with ``preemptions`` preemptions (default:
+    those ``preempted`` describes; a run that was not recorded describes none);
+    ``minimal`` when a bounded search confirmed that no schedule with fewer fails this way."""
     threads = failure.threads
     failed = _failing_thread(failure)
     died = tuple(t for t in threads if t.state == "died" and t is not failed)
     return Explanation(
         what=_what(failure, failed),
         earlier=tuple(_died_earlier(t, threads) for t in died),
-        schedule=_schedule(preempted, minimal),
+        schedule=_schedule(preempted, len(preempted) if preemptions is None else preemptions, minimal),
         races=_races(races),
         threads=threads,
         died_earlier=died,
@@ -117,7 +118,12 @@ def _what(failure: Failure, failed: ThreadState | None) -> str:
         blocked = [f"{t.who} on {t.waits_on} at {t.where}" for t in failure.threads
                    if t.state == "blocked"]
         return "Every live thread is blocked: " + "; ".join(blocked) + "."
-    return failure.message.rstrip(".") + "."
+    text = failure.message.rstrip(".") + "."
+    if kind == FailureKind.INVARIANT:
+        at = [t for t in failure.threads if t.name == failure.thread and t.where]
+        if at:
+            text += f" {at[0].who} was at {at[0].where}."
+    return text
 
 
 def _died_earlier(t: ThreadState, threads: Sequence[ThreadState]) -> str:
@@ -129,11 +135,12 @@ def _died_earlier(t: ThreadState, threads: Sequence[ThreadState]) -> str:
     return text.rstrip(".") + "."
 
 
-def _schedule(preempted: Sequence[Preemption], minimal: bool) -> str:
-    n = len(preempted)
+def _schedule(preempted: Sequence[Preemption], n: int, minimal: bool) -> str:
     if n == 0:
         return ("It needs no preemption: it fails in the default schedule, where each thread "
                 "runs until it blocks or ends.")
+    if len(preempted) != n:  # a run that was not recorded: where they were is not known
+        return f"The schedule has {n} preemption{'s' if n > 1 else ''}."
     switches = "; ".join(str(p) for p in preempted)
     if minimal:
         return (f"It needs {n} preemption{'s' if n > 1 else ''} (no schedule with fewer fails "

@@ -103,7 +103,8 @@ class RunReport:
         """What the report says about the run's failure (None when it passed)."""
         if self.failure is None:
             return None
-        return explain(self.failure, self.preempted, self.races, minimal=minimal)
+        return explain(self.failure, self.preempted, self.races, preemptions=self.preemptions,
+                       minimal=minimal)
 
     def explained(self, *, minimal: bool = False) -> list[str]:
         """The failure explained, root cause first: the paragraph, the threads, the

@@ -156,3 +156,36 @@ def test_the_racing_accesses_are_named_in_the_first_paragraph():
     first = _first_paragraph(str(failure))
     assert "Racing accesses in this run" in first
     assert str(failure.report.races[0]) in first
+
+
+def fails_after_a_coordinator_join() -> None:
+    """The Coordinator's join watcher has ended by the time the main thread fails."""
+    coord = coordkit.Coordinator()
+    t = threading.Thread(target=lambda: None, name="quick")
+    t.start()
+    coord.join([t])
+    raise AssertionError("after the join")
+
+
+def test_a_join_watcher_that_has_ended_is_left_out_too():
+    # CAUSE-1: a finished thread no longer says what it ran; the report still knows
+    failure = coordkit.explore(fails_after_a_coordinator_join, seed=1, max_schedules=5).failure
+    assert failure is not None and failure.kind == "exception"
+    assert "coordkit-join-watcher" in failure.report.thread_names
+    assert [t.name for t in failure.report.failure.threads] == ["MainThread", "quick"]
+    assert "coordkit-join-watcher" not in str(failure).split("step |", 1)[0]
+
+
+def test_an_unrecorded_run_counts_its_preemptions_without_inventing_where():
+    # CAUSE-1: a run reported as found (not replayed: a timeout, a program that does not
+    # fail the same way twice) has no recorded preemptions; the report says how many
+    from coordkit.engine.explain import explain
+    from coordkit.engine.failures import Failure
+    from coordkit.errors import FailureKind
+
+    failure = Failure(FailureKind.TIMEOUT, "the run exceeded its wall-clock budget")
+    explanation = explain(failure, [], [], preemptions=2)
+    assert explanation.root_cause == ("the run exceeded its wall-clock budget.\n"
+                                      "The schedule has 2 preemptions.")
+    assert explanation.threads_text() == "" and explanation.earlier_text() == ""
+    assert "needs no preemption" in explain(failure, [], [], preemptions=0).root_cause
