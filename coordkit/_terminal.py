@@ -22,6 +22,7 @@ from coordkit.engine.report import ExploreResult, FoundFailure, RunReport, visib
 
 __all__ = ["RichOutput", "RichProgress"]
 
+_THREAD_COLUMNS = ("thread", "state", "where", "holds", "waits on")
 _STATE_STYLES = {"died": "bold red", "blocked": "yellow", "runnable": "cyan", "finished": "green"}
 
 
@@ -100,14 +101,19 @@ class RichOutput:
 
 
 def _threads(explanation: Explanation) -> Table:
-    table = Table(title="Threads at the failure", title_justify="left", title_style="bold")
-    for column in ("thread", "state", "where", "holds", "waits on"):
-        table.add_column(column)
+    """One row per thread; the holds and waits-on columns only when a thread has one."""
+    rows = []
     for t in explanation.threads:
         state = t.state if t.state != "died" else f"died: {t.exception.partition(':')[0]}"
-        table.add_row(_text(t.who, "bold"), _text(state, _STATE_STYLES.get(t.state, "")),
-                      _text(t.where or t.raised_at), _text(", ".join(t.holds), "magenta"),
-                      _text(t.waits_on, "yellow"))
+        rows.append([_text(t.who, "bold"), _text(state, _STATE_STYLES.get(t.state, "")),
+                     _text(t.where or t.raised_at), _text(", ".join(t.holds), "magenta"),
+                     _text(t.waits_on, "yellow")])
+    columns = [i for i in range(len(_THREAD_COLUMNS)) if i < 3 or any(row[i].plain for row in rows)]
+    table = Table(title="Threads at the failure", title_justify="left", title_style="bold")
+    for i in columns:
+        table.add_column(_THREAD_COLUMNS[i])
+    for row in rows:
+        table.add_row(*(row[i] for i in columns))
     return table
 
 
