@@ -138,6 +138,10 @@ class _Silent:
 
     def failure(self, found: Any, command: str | None) -> None: ...
 
+    def result(self, result: Any, command: str | None) -> None: ...
+
+    def replay(self, report: Any, error: BaseException | None) -> None: ...
+
 
 def _output(args: argparse.Namespace, out: TextIO) -> Any:
     """Where a command's report goes: nowhere under --json (the document is printed

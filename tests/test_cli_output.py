@@ -185,3 +185,22 @@ def test_rich_is_imported_only_for_a_terminal():
                           cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_an_interrupted_exploration_prints_its_partial_result_as_json():
+    # CLI-JSON-1: Ctrl-C under --json still prints one document, with what was done
+    import argparse
+    import signal
+
+    from coordkit.cli import _interrupted
+
+    partial = coordkit.explore(lambda: None, max_schedules=3, seed=1)
+    partial.interrupted = True
+    exc = KeyboardInterrupt()
+    exc.coordkit_result = partial  # type: ignore[attr-defined]
+    out = io.StringIO()
+    code = _interrupted(argparse.Namespace(command="explore", json=True), exc, out)
+    assert code == 128 + signal.SIGINT
+    doc = json.loads(out.getvalue())
+    assert doc["verdict"] == "interrupted" and doc["signal"] == "SIGINT"
+    assert doc["schedules"] == 3 and doc["seed"] == 1 and doc["failure"] is None
