@@ -93,40 +93,159 @@ def _rule(out: TextIO, title: str) -> None:
     out.write(f"\n== {title} {'=' * max(3, 74 - len(title))}\n\n")
 
 
-def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
-    import coordkit
-    from coordkit import _demo
+class _PlainOutput:
+    """Plain text, for a pipe or a file: what the tests and the tutorial quote."""
 
-    out.write(
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def text(self, text: str, style: str = "") -> None:
+        self.out.write(text if text.endswith("\n") else text + "\n")
+
+    def rule(self, title: str) -> None:
+        _rule(self.out, title)
+
+    def failure(self, found: Any, command: str | None) -> None:
+        text = str(found)
+        if command is not None:
+            text = _add_cli_replay(text, command, found.trace)
+        self.text(text)
+
+    def result(self, result: Any, command: str | None) -> None:
+        text = str(result)
+        if result.failure is not None and command is not None:
+            text = _add_cli_replay(text, command, result.failure.trace)
+        self.text(text)
+
+    def replay(self, report: Any, error: BaseException | None) -> None:
+        if error is None:
+            self.text(f"{report.table()}\n\nreplay passed: {report.steps} steps, "
+                      f"{report.preemptions} preemption(s)")
+            return
+        self.text(f"replay failed: {type(error).__name__}: {error}")
+        explanation = report.explanation()
+        if report.failure.kind == "exception" and explanation is not None:
+            # The exception's own text is its message: add the report around it.
+            self.text("\n" + "\n\n".join([explanation.root_cause, *report.explained()]))
+
+
+class _Silent:
+    """For --json: the document is the whole output."""
+
+    def text(self, text: str, style: str = "") -> None: ...
+
+    def rule(self, title: str) -> None: ...
+
+    def failure(self, found: Any, command: str | None) -> None: ...
+
+    def result(self, result: Any, command: str | None) -> None: ...
+
+    def replay(self, report: Any, error: BaseException | None) -> None: ...
+
+
+def _output(args: argparse.Namespace, out: TextIO) -> Any:
+    """Where a command's report goes: nowhere under --json (the document is printed
+    instead), rich's tables and colours on a terminal, plain text otherwise."""
+    if getattr(args, "json", False):
+        return _Silent()
+    if _isatty(out):
+        from coordkit._terminal import RichOutput
+
+        return RichOutput.to(out)
+    return _PlainOutput(out)
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no such method, or closed
+        return False
+
+
+def _write_json(out: TextIO, document: dict[str, Any]) -> None:
+    import json
+
+    json.dump(document, out, indent=2, default=str)
+    out.write("\n")
+
+
+def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    from coordkit.engine.report_data import result_data
+
+    say = _output(args, out)
+    say.text(
         "coordkit demo: a shutdown race in a two-producer pipeline (coordkit/_demo.py).\n"
         "Each producer, when both are done, runs `if not q.is_closed(): q.close()`.\n"
         "A second plain close() raises CancelledError, so if both pass the check the\n"
         "second closer dies. Ordinary runs almost never interleave that way.\n"
     )
-    _rule(out, "1. explore: run the program under many schedules (PCT)")
+    result = _demo_find(args, say)
+    failure = result.failure
+    if failure is None:
+        if args.json:
+            _write_json(out, {"command": "demo", "ok": False, "found": result_data(result)})
+        return EXIT_FAILURE
+    say.rule("3. replay: the same trace fails the same way, every time")
+    replays = _demo_replays(failure.trace, say)
+    say.rule("4. the fix: let the barrier elect one closer")
+    fixed = _demo_fix(args, say)
+    say.text(
+        "\nPin the race as a regression test:\n"
+        f"    coordkit.replay(shutdown_race, {failure.trace!r})\n"
+        "or explore your own code:  coordkit explore mymodule:my_test_function\n"
+    )
+    ok = all(r.startswith("CancelledError") for r in replays) and all(f.ok for f in fixed)
+    if args.json:
+        _write_json(out, {"command": "demo", "ok": ok, "found": result_data(result),
+                          "replays": replays, "fixed": [result_data(f) for f in fixed]})
+    return EXIT_OK if ok else EXIT_FAILURE
+
+
+def _demo_find(args: argparse.Namespace, say: Any) -> Any:
+    import coordkit
+    from coordkit import _demo
+
+    say.rule("1. explore: run the program under many schedules (PCT)")
     started = time.perf_counter()
     result = coordkit.explore(_demo.shutdown_race, strategy="pct", seed=args.seed, max_schedules=2000)
     elapsed = time.perf_counter() - started
     failure = result.failure
     if failure is None:
-        out.write(f"no failure in {result.schedules_run} schedules: unexpected\n")
-        return EXIT_FAILURE
-    out.write(
+        say.text(f"no failure in {result.schedules_run} schedules: unexpected")
+        return result
+    say.text(
         f"found after {failure.schedules_run} schedules in {elapsed:.2f}s; shrunk from "
         f"{failure.original_preemptions} to {failure.preemptions} preemption(s).\n"
     )
-    _rule(out, "2. the shrunk interleaving")
-    out.write(str(failure) + "\n")
-    _rule(out, "3. replay: the same trace fails the same way, every time")
+    say.rule("2. the shrunk interleaving")
+    say.failure(failure, None)
+    return result
+
+
+def _demo_replays(trace: str, say: Any) -> list[str]:
+    """Replay the found trace three times; each outcome, as ``Type: message``."""
+    import coordkit
+    from coordkit import _demo
+
+    outcomes = []
     for attempt in range(1, 4):
         try:
-            coordkit.replay(_demo.shutdown_race, failure.trace)
+            coordkit.replay(_demo.shutdown_race, trace)
         except Exception as exc:  # the program's own failure, re-raised by replay
-            out.write(f"replay {attempt}: {type(exc).__name__}: {exc}\n")
+            outcomes.append(f"{type(exc).__name__}: {exc}")
         else:
-            out.write(f"replay {attempt}: passed (unexpected)\n")
-            return EXIT_FAILURE
-    _rule(out, "4. the fix: let the barrier elect one closer")
+            outcomes.append("passed (unexpected)")
+        say.text(f"replay {attempt}: {outcomes[-1]}")
+        if outcomes[-1].startswith("passed"):
+            break
+    return outcomes
+
+
+def _demo_fix(args: argparse.Namespace, say: Any) -> list[Any]:
+    """Explore the fixed program: every schedule with at most one preemption, and PCT."""
+    import coordkit
+    from coordkit import _demo
+
     started = time.perf_counter()
     exhaustive = coordkit.explore(_demo.shutdown_fixed, strategy="dfs", max_preemptions=1,
                                   max_schedules=args.fixed_schedules)
@@ -135,20 +254,14 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     elapsed = time.perf_counter() - started
     space = ("every schedule" if exhaustive.exhausted else
              f"the first {exhaustive.schedules_run} schedules")
-    out.write(
+    say.text(
         f"fixed version, {space} with at most 1 preemption ({exhaustive.schedules_run}): "
         f"{'no failure' if exhaustive.ok else 'FAILED'}\n"
         f"fixed version, {sampled.schedules_run} PCT schedules: "
         f"{'no failure' if sampled.ok else 'FAILED'}\n"
         f"({exhaustive.schedules_run + sampled.schedules_run} schedules in {elapsed:.2f}s)\n"
     )
-    fixed_ok = exhaustive.ok and sampled.ok
-    out.write(
-        "\nPin the race as a regression test:\n"
-        f"    coordkit.replay(shutdown_race, {failure.trace!r})\n"
-        "or explore your own code:  coordkit explore mymodule:my_test_function\n"
-    )
-    return EXIT_OK if fixed_ok else EXIT_FAILURE
+    return [exhaustive, sampled]
 
 
 class _Progress:
@@ -156,7 +269,7 @@ class _Progress:
 
     def __init__(self, stream: TextIO, every: float = 0.25) -> None:
         self.stream = stream
-        self.enabled = stream.isatty()
+        self.enabled = _isatty(stream)
         self.every = every
         self.last = 0.0
 
@@ -167,42 +280,61 @@ class _Progress:
             self.stream.write(f"\r{runs} schedules explored, {rate:.0f}/s, 0 failures")
             self.stream.flush()
 
-    def done(self) -> None:
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
         if self.enabled and self.last:
             self.stream.write("\n")
 
 
+def _progress(args: argparse.Namespace, say: Any) -> Any:
+    """The exploration's progress display on stderr: a rich bar (schedules/s, ETA) when
+    the report is rich too, else a plain line on a terminal, else nothing."""
+    if not args.json and _isatty(sys.stderr) and type(say).__name__ == "RichOutput":
+        from rich.console import Console
+
+        from coordkit._terminal import RichProgress
+
+        return RichProgress(Console(file=sys.stderr), args.max_schedules, args.time_budget)
+    return _Progress(sys.stderr)
+
+
 def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
     import coordkit
+    from coordkit.engine.report_data import result_data
 
     fn = load_target(args.target)
-    progress = _Progress(sys.stderr)
-    try:
-        result = coordkit.explore(
-            fn,
-            strategy=args.strategy,
-            max_schedules=args.max_schedules,
-            seed=args.seed,
-            time_budget=args.time_budget,
-            granularity=args.granularity,
-            races=args.races,
-            max_preemptions=args.max_preemptions,
-            progress=progress,
-        )
-    except (ValueError, TypeError) as exc:
-        raise UsageError(str(exc)) from None
-    finally:
-        progress.done()
-    text = str(result)
+    say = _output(args, out)
+    with _progress(args, say) as progress:
+        try:
+            result = coordkit.explore(
+                fn,
+                strategy=args.strategy,
+                max_schedules=args.max_schedules,
+                seed=args.seed,
+                time_budget=args.time_budget,
+                granularity=args.granularity,
+                races=args.races,
+                max_preemptions=args.max_preemptions,
+                progress=progress,
+            )
+        except (ValueError, TypeError) as exc:
+            raise UsageError(str(exc)) from None
     failure = result.failure
+    command = None
     if failure is not None:
         try:
             _save_report(args.target, failure)
         except OSError as exc:
             sys.stderr.write(f"coordkit explore: warning: cannot save the run under {REPORTS_DIR}/ "
                              f"for coordkit show: {exc}\n")
-        text = _add_cli_replay(text, _cli_replay_command(args, failure.trace), failure.trace)
-    out.write(text + "\n")
+        command = _cli_replay_command(args, failure.trace)
+    if args.json:
+        _write_json(out, {"command": "explore", "target": args.target, **result_data(result),
+                          "replay_command": command})
+    else:
+        say.result(result, command)
     return EXIT_FAILURE if failure is not None else EXIT_OK
 
 
@@ -228,7 +360,9 @@ def _add_cli_replay(text: str, command: str, trace: str) -> str:
 
 
 def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
-    import coordkit
+    from coordkit.engine.replay import record
+    from coordkit.engine.report import failure_error
+    from coordkit.engine.report_data import run_data
     from coordkit.engine.trace import Schedule
     from coordkit.errors import TraceDivergedError, TraceFormatError
 
@@ -242,19 +376,32 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
             f"{recorded.granularity}; leave --granularity out to use the trace's"
         )
     fn = load_target(args.target)
+    head = {"command": "replay", "target": args.target, "trace": args.trace}
     try:
-        report = coordkit.replay(fn, args.trace, strict=not args.lenient)
+        report = record(fn, args.trace, strict=not args.lenient)
     except TraceDivergedError as exc:
-        out.write(f"TraceDivergedError: {_cli_wording(str(exc))}\n")
+        message = _cli_wording(str(exc))
+        if args.json:
+            _write_json(out, {**head, "verdict": "diverged", "error": message})
+        else:
+            out.write(f"TraceDivergedError: {message}\n")
         return EXIT_FAILURE
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise
-        out.write(f"replay failed: {type(exc).__name__}: {exc}\n")
+        if args.json:
+            _write_json(out, {**head, "verdict": "error", "error": f"{type(exc).__name__}: {exc}"})
+        else:
+            out.write(f"replay failed: {type(exc).__name__}: {exc}\n")
         return EXIT_FAILURE
-    out.write(f"{report.table()}\n\nreplay passed: {report.steps} steps, "
-              f"{report.preemptions} preemption(s)\n")
-    return EXIT_OK
+    error = failure_error(report)
+    if args.json:
+        document = {**head, "verdict": "passed" if error is None else "failed", **run_data(report)}
+        document.update(trace=args.trace, recorded_trace=report.trace)
+        _write_json(out, document)
+    else:
+        _output(args, out).replay(report, error)
+    return EXIT_OK if error is None else EXIT_FAILURE
 
 
 REPORTS_DIR = os.path.join(".coordkit", "reports")
@@ -434,6 +581,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="find, shrink and replay a real shutdown race")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--fixed-schedules", type=int, default=3000)
+    demo.add_argument("--json", action="store_true", help="print one JSON document instead")
     demo.set_defaults(run=cmd_demo)
 
     explore = sub.add_parser("explore", help="explore MODULE:FUNCTION under many schedules")
@@ -447,6 +595,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="where threads may switch (default: auto, see RACE-5)")
     explore.add_argument("--races", default="report", choices=["report", "fail", "ignore"],
                          help="what a data race does (default: report)")
+    explore.add_argument("--json", action="store_true",
+                         help="print one JSON document (verdict, failure, threads, rows, races)")
     explore.set_defaults(run=cmd_explore)
 
     replay = sub.add_parser("replay", help="replay TRACE on MODULE:FUNCTION")
@@ -455,6 +605,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--lenient", action="store_true", help="replay a trace on changed code")
     replay.add_argument("--granularity", default=None, choices=["auto", "sync", "line"],
                         help="default: the trace's own")
+    replay.add_argument("--json", action="store_true", help="print one JSON document instead")
     replay.set_defaults(run=cmd_replay)
 
     show = sub.add_parser("show", help="describe a trace; draw its run as a table or an HTML page")
@@ -482,14 +633,25 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         sys.stderr.write(f"coordkit {args.command}: error: {exc}\n")
         return EXIT_USAGE
     except KeyboardInterrupt as exc:
-        return _interrupted(args.command, exc, out)
+        return _interrupted(args, exc, out)
 
 
-def _interrupted(command: str, exc: KeyboardInterrupt, out: TextIO) -> int:
+def _interrupted(args: argparse.Namespace, exc: KeyboardInterrupt, out: TextIO) -> int:
     """Ctrl-C or SIGTERM: print what was done so far (an exploration's partial result)
     and exit with 128 + the signal's number."""
+    command = args.command
     signum = getattr(exc, "signum", signal.SIGINT)
     partial = getattr(exc, "coordkit_result", None)
+    if getattr(args, "json", False):
+        from coordkit.engine.report_data import result_data
+
+        document = {"command": command, "verdict": "interrupted",
+                    "signal": signal.Signals(signum).name}
+        if partial is not None:
+            document.update(result_data(partial), signal=signal.Signals(signum).name)
+        _write_json(out, document)
+        out.flush()
+        return 128 + signum
     what = str(partial) if partial is not None else "interrupted"
     out.write(f"coordkit {command}: {what} ({signal.Signals(signum).name})\n")
     out.flush()

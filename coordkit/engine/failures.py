@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from coordkit.engine.cause import ThreadState, is_coordkits
 from coordkit.engine.frames import user_stack, where, without_engine_frames
 from coordkit.engine.task import BLOCKED, FINISHED, RUNNABLE, Task, WatchdogTimeout
 from coordkit.errors import FailureKind
@@ -34,6 +35,8 @@ class Failure:
     exception: BaseException | None = None
     thread: str | None = None
     details: str = ""
+    # The program's threads when the run failed (a recorded run's failure only).
+    threads: tuple[ThreadState, ...] = ()
 
 
 def exception_failure(task: Task, exc: BaseException) -> Failure:
@@ -43,17 +46,23 @@ def exception_failure(task: Task, exc: BaseException) -> Failure:
         f"{type(exc).__name__}: {exc}",
         exception=exc,
         thread=task.name,
-        details="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+        details=_traceback(exc),
     )
 
 
 def deadlock_failure(tasks: list[Task], running: Task | None, running_frame: Any) -> Failure:
+    """Every live thread is blocked: the message names what each of the program's threads
+    waits on (coordkit's own helper threads left out), the details show their stacks."""
     lines = []
+    waiting = []
     for t in tasks:
         if t.state is BLOCKED:
             # The thread that found the deadlock is running: its greenlet has no saved
             # frame, so take the live one.
             frame = running_frame if t is running else (t.glet.gr_frame if t.glet is not None else None)
+            if t.daemon and is_coordkits(t, frame):
+                continue
+            waiting.append(f"{t.label} on {t.waiting_on}")
             stack = user_stack(frame)
             lines.append(
                 f"  {t.label} {t.name!r} waits on {t.waiting_on} at {where(frame)}\n"
@@ -61,8 +70,7 @@ def deadlock_failure(tasks: list[Task], running: Task | None, running_frame: Any
             )
     return Failure(
         FailureKind.DEADLOCK,
-        "every live thread is blocked: "
-        + ", ".join(f"{t.label} on {t.waiting_on}" for t in tasks if t.state is BLOCKED),
+        "every live thread is blocked: " + ", ".join(waiting),
         details="".join(lines),
     )
 
@@ -149,3 +157,15 @@ def invariant_failure(invariant: Callable[[], Any], steps: int, task: Task) -> F
         return None
     return Failure(FailureKind.INVARIANT, f"invariant violated at step {steps}: {problem}",
                    thread=task.name)
+
+
+def _traceback(exc: BaseException) -> str:
+    """``exc``'s traceback as Python prints it, without the engine's own frames."""
+    shown = traceback.TracebackException.from_exception(exc)
+    seen = set()
+    link: traceback.TracebackException | None = shown
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        link.stack = traceback.StackSummary.from_list(without_engine_frames(list(link.stack)))
+        link = link.__cause__ or link.__context__
+    return "".join(shown.format())

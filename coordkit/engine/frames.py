@@ -11,7 +11,7 @@ import os
 import traceback
 from typing import Any
 
-__all__ = ["is_machinery", "place", "user_frame", "user_frames", "user_stack", "where",
+__all__ = ["is_machinery", "place", "raised_at", "user_frame", "user_frames", "user_stack", "where",
            "without_engine_frames"]
 
 _ENGINE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -96,3 +96,13 @@ def where(frame: Any) -> str:
 def place(filename: str, line: int, function: str) -> str:
     """How a report names a place in the code: ``file.py:LINE in function``."""
     return f"{os.path.basename(filename)}:{line} in {function}"
+
+
+def raised_at(exc: BaseException) -> str:
+    """Where the user's code raised ``exc`` (``file.py:LINE in function``): the innermost
+    frame of its traceback that is neither coordkit's nor the stdlib's sync code."""
+    entries = without_engine_frames(traceback.extract_tb(exc.__traceback__))
+    for entry in reversed(entries):
+        if not entry.filename.endswith(_LIBRARY_FILES) and not is_machinery(entry.filename):
+            return place(entry.filename, entry.lineno or 0, entry.name)
+    return place(entries[-1].filename, entries[-1].lineno or 0, entries[-1].name) if entries else "?"

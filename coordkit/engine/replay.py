@@ -8,6 +8,7 @@ from typing import Any
 from coordkit.engine.report import RunReport, failure_error, target_name
 from coordkit.engine.run import GRANULARITIES, MAX_STEPS, Session, check_positive
 from coordkit.engine.schedulers import ReplayScheduler
+from coordkit.engine.schedulers.base import check_no_arguments
 from coordkit.engine.search import run_options
 from coordkit.engine.trace import Choices, Schedule
 
@@ -148,8 +149,7 @@ def run(
     virtual, and the run raises what ``replay`` would: the thread's exception,
     ``Deadlock``, ``StepLimitExceeded``.
     """
-    if not callable(fn):
-        raise TypeError(f"fn must be a zero-argument callable, got {fn!r}")
+    check_no_arguments("fn", fn)
     _check_trace(schedule, "schedule")
     box: dict[str, Any] = {}
 

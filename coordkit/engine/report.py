@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
+from coordkit.engine.cause import Preemption
+from coordkit.engine.explain import Explanation, explain
 from coordkit.engine.races import Race
 from coordkit.engine.run import MAX_STEPS, Run
 from coordkit.engine.runtime import Event, Failure
@@ -76,6 +78,8 @@ class RunReport:
     virtual_time: float
     # The world at each step (``snapshots``), one per row that is a step; replays only.
     snapshots: list[dict[str, Any]] = field(default_factory=list)
+    preempted: list[Preemption] = field(default_factory=list)  # where each preemption was
+    races: list[Race] = field(default_factory=list)  # the races seen in this run
 
     @classmethod
     def of(cls, run: Run) -> RunReport:
@@ -96,11 +100,33 @@ class RunReport:
             preemptions=run.preemptions,
             virtual_time=run.virtual_time,
             snapshots=run.snapshots,
+            preempted=list(run.preempted),
+            races=list(run.races or ()),
         )
 
     @property
     def trace(self) -> str:
         return self.schedule.encode()
+
+    def explanation(self, *, minimal: bool = False) -> Explanation | None:
+        """What the report says about the run's failure (None when it passed)."""
+        if self.failure is None:
+            return None
+        return explain(self.failure, self.preempted, self.races, preemptions=self.preemptions,
+                       minimal=minimal)
+
+    def explained(self, *, minimal: bool = False) -> list[str]:
+        """The failure explained, root cause first: the paragraph, the threads, the
+        exceptions that ended threads earlier, the table, the details; blocks of text."""
+        failure = self.failure
+        explanation = self.explanation(minimal=minimal)
+        if failure is None or explanation is None:
+            return [self.table()]
+        blocks = [explanation.threads_text(), explanation.earlier_text(), self.table()]
+        # A deadlock's details are its blocked threads' stacks: the threads above show them.
+        if failure.details and not (failure.kind == FailureKind.DEADLOCK and failure.threads):
+            blocks.append(failure.details.rstrip())
+        return [b for b in blocks if b]
 
     def table(self) -> str:
         """The run as a table: one row per step, one column per thread."""
@@ -118,7 +144,9 @@ def failure_error(report: RunReport) -> BaseException | None:
         return None
     if failure.kind == FailureKind.EXCEPTION and failure.exception is not None:
         return failure.exception
-    text = visible(f"{failure.message}\n\n{report.table()}\n{failure.details}".rstrip())
+    explanation = report.explanation()
+    assert explanation is not None
+    text = visible("\n\n".join([explanation.root_cause, *report.explained()]))
     error = {
         FailureKind.DEADLOCK: Deadlock,
         FailureKind.STEP_LIMIT: StepLimitExceeded,
@@ -153,6 +181,15 @@ class FoundFailure:
     def preemptions(self) -> int:
         return self.report.preemptions
 
+    @property
+    def minimal(self) -> bool:
+        """Whether a bounded search confirmed that fewer preemptions do not fail this way."""
+        return bool(self.minimality and self.minimality.startswith("minimal"))
+
+    def explanation(self) -> Explanation | None:
+        """The root cause, the threads at the failure, the exceptions that ended threads."""
+        return self.report.explanation(minimal=self.minimal)
+
     def replay_line(self) -> str:
         invariant = "" if self.invariant is None else f", invariant={self.invariant}"
         return f"coordkit.replay({self.target}, {self.trace!r}{invariant})"
@@ -162,9 +199,10 @@ class FoundFailure:
         module, function = HTML_VIEW
         return getattr(import_module(module), function)(self)
 
-    def __str__(self) -> str:
+    def headline(self) -> str:
+        """One line: what was found, by which search, and how far it was shrunk."""
         kind = self.kind.value.replace("_", " ")
-        head = (
+        return (
             f"coordkit found {'an' if kind[0] in 'aeiou' else 'a'} {kind} after {self.schedules_run} "
             f"schedule(s) (strategy {self.strategy}"
             + (f", seed {self.seed}" if self.seed is not None else "")
@@ -172,14 +210,14 @@ class FoundFailure:
             f"in {self.shrink_runs} runs"
             + (f": {self.minimality}." if self.minimality else ".")
         )
-        parts = [head, "", f"  {self.message}"]
-        if self.kind == FailureKind.EXCEPTION and self.thread is not None:
-            parts.append(f"  raised in thread {self.thread!r}")
-        parts += ["", self.report.table()]
-        if self.details:
-            parts += ["", self.details.rstrip()]
-        parts += ["", "Replay it exactly (e.g. as a regression test):", f"    {self.replay_line()}"]
-        return visible("\n".join(parts))
+
+    def __str__(self) -> str:
+        head = self.headline()
+        explanation = self.explanation()
+        parts = [head + "\n" + explanation.root_cause if explanation is not None else head]
+        parts += self.report.explained(minimal=self.minimal)
+        parts.append(f"Replay it exactly (e.g. as a regression test):\n    {self.replay_line()}")
+        return visible("\n\n".join(parts))
 
 
 @dataclass
@@ -218,21 +256,24 @@ class ExploreResult:
                      f"{len(self.races)} found")
         return what
 
-    def __str__(self) -> str:
+    def summary(self) -> str:
+        """What an exploration that found no failure says: how many schedules, what was
+        covered, what it looked at (or that it was interrupted)."""
+        seed = "" if self.seed is None else f", seed {self.seed}"
         if self.interrupted:
-            seed = "" if self.seed is None else f", seed {self.seed}"
             return (f"interrupted after {self.schedules_run} schedule(s) (strategy "
                     f"{self.strategy}{seed}, {self.elapsed:.2f}s): no failure found so far")
-        if self.failure is not None:
-            text = str(self.failure)
-        else:
-            space = "; the bounded space is exhausted" if self.exhausted else ""
-            if self.exhausted and self.coverage:
-                space += f": {self.coverage}"
-            seed = "" if self.seed is None else f", seed {self.seed}"
-            verdict = "no failure" if not self.warnings else "no failure seen (but see the warnings)"
-            text = (f"{verdict} in {self.schedules_run} schedule(s) (strategy {self.strategy}{seed}, "
-                    f"{self.elapsed:.2f}s){space}\nlooked at: {self.looked_at()}")
+        space = "; the bounded space is exhausted" if self.exhausted else ""
+        if self.exhausted and self.coverage:
+            space += f": {self.coverage}"
+        verdict = "no failure" if not self.warnings else "no failure seen (but see the warnings)"
+        return (f"{verdict} in {self.schedules_run} schedule(s) (strategy {self.strategy}{seed}, "
+                f"{self.elapsed:.2f}s){space}\nlooked at: {self.looked_at()}")
+
+    def __str__(self) -> str:
+        if self.interrupted:
+            return self.summary()
+        text = str(self.failure) if self.failure is not None else self.summary()
         for race in self.races:
             text += f"\n{race}"
         for warning in self.warnings:

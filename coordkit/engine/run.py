@@ -24,6 +24,7 @@ from typing import Any
 
 from coordkit import sync
 from coordkit.engine import tracing
+from coordkit.engine.cause import Preemption
 from coordkit.engine.patch import StdlibPatch, fresh_thread_names, restore_thread_names
 from coordkit.engine.points import Step
 from coordkit.engine.races import Race, RaceDetector
@@ -150,6 +151,7 @@ class Run:
     races: list[Race] | None  # the races it saw (None: race detection was off)
     racing: frozenset[int]  # the sites that were scheduling points in it (auto granularity)
     warnings: list[str]  # what the run could not control or see
+    preempted: list[Preemption]  # its preemptions, where and for whom (recorded runs only)
     snapshots: list[dict[str, Any]] = field(default_factory=list)  # the world at each row's step
 
     @classmethod
@@ -162,7 +164,7 @@ class Run:
             [t.name for t in ex.tasks], ex.events, None if recorder is None else recorder.steps,
             ex.leaked, ex.pruned, ex.scheduler_error,
             None if ex.races is None else ex.races.races,
-            frozenset() if tracer is None else tracer.racing, ex.warnings,
+            frozenset() if tracer is None else tracer.racing, ex.warnings, ex.preempted,
             [] if recorder is None or recorder.snapshots is None else list(recorder.snapshots),
         )
 

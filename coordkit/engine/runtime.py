@@ -36,6 +36,7 @@ from typing import Any, Protocol
 import greenlet
 
 from coordkit import sync
+from coordkit.engine.cause import Preemption, is_coordkits, preemption, thread_states
 from coordkit.engine.failures import (
     Failure,
     choice_limit_failure,
@@ -46,7 +47,6 @@ from coordkit.engine.failures import (
     step_limit_failure,
     watchdog_failure,
 )
-from coordkit.engine.frames import is_machinery, user_frame
 from coordkit.engine.points import ANY, READ, WRITE, Point, access_of, label_of, memory_label, runs
 from coordkit.engine.races import RaceDetector
 from coordkit.engine.record import Event, Recorder, shown
@@ -115,15 +115,6 @@ def current_execution() -> Execution | None:
 
 
 sync.controller = current_execution
-
-
-def _is_coordkits(task: Task, frame: Any) -> bool:
-    """True for a thread that runs only coordkit's machinery."""
-    if frame is not None:
-        return is_machinery(user_frame(frame).f_code.co_filename)
-    target = getattr(task.thread, "_target", None)
-    code = getattr(getattr(target, "__func__", target), "__code__", None)
-    return code is not None and is_machinery(code.co_filename)
 
 
 class QuietLoggers:
@@ -211,6 +202,11 @@ class Execution:
         self.open_ended = False
         self.horizon: float | None = None
         self.thread_exceptions: list[tuple[str, BaseException]] = []
+        # A recorded run keeps what explains its failure: the locks it made (who holds
+        # what), and each preemption (see ``cause``).
+        self.locks: list[Any] | None = [] if record else None
+        self.preempted: list[Preemption] = []
+        self.helpers: set[int] = set()  # coordkit's own threads (join watchers), by tid
         self._nondaemon_alive = 0
         self._runnable = 0  # tasks whose state is RUNNABLE (a fast path when only one is)
         self._driver: greenlet.greenlet | None = None
@@ -266,6 +262,9 @@ class Execution:
         if self.recorder is not None:  # tids are handed out in order: starts conflict
             self._footprint(runs(label), "start")
             self._footprint("threads", "start")
+        if self.locks is not None and daemon and is_coordkits(task, None):
+            # Known now: a thread that has ended no longer says what it ran.
+            self.helpers.add(tid)
         return task
 
     def _task_main(self) -> None:
@@ -289,6 +288,7 @@ class Execution:
 
     def _thread_died(self, task: Task, exc: BaseException) -> None:
         self.thread_exceptions.append((task.name, exc))
+        task.exception = exc
         if task.thread is not None and threading.excepthook is not self._outer_excepthook:
             # The program installed a hook: call it, as a real thread would.  The one in
             # place when the run began is the caller's (the default prints, pytest's
@@ -331,6 +331,8 @@ class Execution:
                 self.failure = watchdog_failure(self.current, exc,
                                                 line=self.tracer is not None and self.tracer.lines)
         finally:
+            if self.failure is not None and self.locks is not None:
+                self.failure.threads = thread_states(self.tasks, self.locks, self.helpers)
             self.end()
         return self
 
@@ -346,7 +348,7 @@ class Execution:
             if task.daemon and (task.state is RUNNABLE
                                 or (task.state is BLOCKED and task.deadline is not None)):
                 frame = task.glet.gr_frame if task.glet is not None else None
-                if _is_coordkits(task, frame):
+                if is_coordkits(task, frame):
                     continue  # coordkit's own thread (a join watcher): not the program's work
                 self.warn(f"daemon thread {task.name!r} could still run when the program "
                           "returned; it was stopped, and what it would have done next was not "
@@ -605,6 +607,10 @@ class Execution:
         chosen = self.tasks[enabled[idx][0]]
         if idx != 0 and cur is not None and cur.state is RUNNABLE:
             self.preemptions += 1  # a choice other than the default (which a yield hands on)
+            if self.record:
+                here = cur.glet is _getcurrent()
+                self.preempted.append(preemption(cur, chosen, sys._getframe() if here
+                                                 else cur.glet.gr_frame))  # type: ignore[union-attr]
         if chosen is not cur:
             self._streak = self._idle_yields = 0
         return chosen

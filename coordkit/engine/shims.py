@@ -98,6 +98,8 @@ class Lock:
         self._owner: Task | None = None
         self._waiters = WaitQueue()
         self._ck_label = ex.names.label(kind)
+        if ex.locks is not None:  # a recorded run: its report says who holds what
+            ex.locks.append(self)
 
     def __repr__(self) -> str:
         state = "locked" if self._owner is not None else "unlocked"

@@ -85,6 +85,7 @@ class Task:
     yielding: bool = False
     joiners: WaitQueue | None = None
     step: Step | None = None  # the step it is in (recorded only when footprints are)
+    exception: BaseException | None = None  # what ended it, if it raised
 
     @property
     def _ck_label(self) -> str:  # how points name a thread

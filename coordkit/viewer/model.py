@@ -100,8 +100,9 @@ def _mark_preemptions(rows: list[dict[str, Any]], shots: list[dict[str, Any]]) -
             threads = shots[i]["threads"]
             could = prev < len(threads) and threads[prev]["state"] == "runnable"
         else:
-            could = last_row.get(prev, -1) >= i and not any(b["tid"] == prev and b["text"].startswith("blocks on")
-                                                          for b in before["blocks"])
+            parked = any(b["tid"] == prev and b["text"].startswith("blocks on")
+                         for b in before["blocks"])
+            could = last_row.get(prev, -1) >= i and not parked
         if could:
             row["preempted"] = prev
     if rows:

@@ -153,7 +153,7 @@ def test_only_the_run_module_makes_an_execution():
 def test_importing_coordkit_loads_no_engine_and_no_extras(statement):
     """ENGINE-5"""
     code = (f"import sys; {statement}; print(sorted(m for m in sys.modules if m.startswith("
-            "('coordkit.engine', 'greenlet', 'hypothesis', 'coordkit.queues'))))")
+            "('coordkit.engine', 'greenlet', 'hypothesis', 'coordkit.queues', 'rich'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"

@@ -301,7 +301,7 @@ def test_table_cells_keep_the_line_and_the_report_names_the_raising_thread():
     failure = coordkit.explore(program_with_a_rather_long_name_for_its_threads, seed=1,
                                max_schedules=5).failure
     text = str(failure)
-    assert "  raised in thread 'a-worker-with-a-long-name'" in text
+    assert "T1 'a-worker-with-a-long-name' raised KeyError at test_replay.py:" in text
     source = Path(__file__).read_text().splitlines()
     wait_line = next(i for i, line in enumerate(source, 1) if "threading.Event().wait(0.5)" in line)
     assert f"@ test_replay.py:{wait_line}\n" in failure.report.table() + "\n"

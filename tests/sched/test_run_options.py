@@ -3,6 +3,7 @@ progress (issue 18 items that the one run path fixes)."""
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import threading
@@ -68,3 +69,47 @@ def test_line_granularity_gives_its_monitoring_tool_id_back():
     finally:
         sys.monitoring.free_tool_id(_TOOL_ID)
     assert coordkit.explore(racy, granularity="line", max_schedules=2, seed=1).schedules_run == 2
+
+
+def _needs(a, b, c=1):  # a function that cannot be called with no arguments
+    return None
+
+
+class _Widget:
+    def method(self):
+        return None
+
+    def needs(self, n):
+        return n
+
+
+def _variadic(*args, **kwargs):
+    return None
+
+
+@pytest.mark.parametrize("call", [
+    lambda fn: coordkit.explore(fn, max_schedules=2),
+    lambda fn: coordkit.replay(fn, ()),
+    lambda fn: coordkit.run(fn),
+], ids=["explore", "replay", "run"])
+def test_a_function_with_required_arguments_is_a_usage_error_not_a_failure(call):
+    # SCHED-15: explore(fn_with_required_args) used to report the program failing with
+    # the TypeError of calling it; it is the caller's mistake, refused before any run
+    with pytest.raises(TypeError, match=r"^fn must be callable with no arguments, but _needs\(a, b, "
+                                        r"c=1\) has 2 parameter\(s\) without a default: a, b; "):
+        call(_needs)
+    with pytest.raises(TypeError, match=r"but _Widget\.needs\(n\) has 1 parameter\(s\) without a "
+                                        r"default: n;"):
+        call(_Widget().needs)
+    with pytest.raises(TypeError, match=r"without a default: b;"):
+        call(functools.partial(_needs, 1))
+
+
+@pytest.mark.parametrize("fn", [_Widget().method, functools.partial(_needs, 1, 2), _variadic,
+                                lambda *args: None, dict],
+                         ids=["bound method", "partial", "variadic", "variadic lambda", "builtin"])
+def test_callables_that_take_no_arguments_still_run(fn):
+    # SCHED-15: bound methods, partials, *args and builtins pass the check
+    result = coordkit.explore(fn, max_schedules=2)
+    assert result.ok and result.schedules_run >= 1
+    coordkit.replay(fn, ())

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from coordkit.engine.points import Point, Step
 
-__all__ = ["PRUNE", "FinishedRun", "Scheduler", "check_flag", "check_int", "check_seed"]
+__all__ = ["PRUNE", "FinishedRun", "Scheduler", "check_flag", "check_int", "check_no_arguments",
+           "check_seed"]
 
 # Returned by ``choose`` to abandon a run that can only repeat explored work.
 PRUNE = -1
@@ -33,6 +35,26 @@ def check_int(name: str, value: Any, minimum: int, *, allow_none: bool = False) 
 def check_flag(name: str, value: Any) -> None:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be a bool, got {value!r}")
+
+
+def check_no_arguments(name: str, fn: Any) -> None:
+    """A clear error naming ``name`` unless ``fn`` is a callable that can be called with no
+    arguments: a TypeError listing the parameters that lack a default.  A callable whose
+    signature cannot be read (some builtins) is taken on trust."""
+    if not callable(fn):
+        raise TypeError(f"{name} must be a zero-argument callable, got {fn!r}")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    required = [p.name for p in signature.parameters.values()
+                if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if required:
+        what = getattr(fn, "__qualname__", None) or type(fn).__name__
+        raise TypeError(
+            f"{name} must be callable with no arguments, but {what}{signature} has "
+            f"{len(required)} parameter(s) without a default: {', '.join(required)}; pass a "
+            f"function that supplies them (a lambda, or functools.partial)")
 
 
 class FinishedRun(Protocol):
