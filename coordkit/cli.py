@@ -97,6 +97,11 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     import coordkit
     from coordkit import _demo
 
+    if args.teach:
+        from coordkit._teach import teach
+
+        pausing = not args.no_pause and sys.stdin.isatty()
+        return teach(out, seed=args.seed, pause=_enter_to_go_on(out) if pausing else None)
     out.write(
         "coordkit demo: a shutdown race in a two-producer pipeline (coordkit/_demo.py).\n"
         "Each producer, when both are done, runs `if not q.is_closed(): q.close()`.\n"
@@ -149,6 +154,15 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         "or explore your own code:  coordkit explore mymodule:my_test_function\n"
     )
     return EXIT_OK if fixed_ok else EXIT_FAILURE
+
+
+def _enter_to_go_on(out: TextIO) -> Callable[[], str]:
+    def pause() -> str:
+        out.write("-- Enter: next step, c then Enter: to the end -- ")
+        out.flush()
+        return sys.stdin.readline() or "c"  # end of input: stop pausing
+
+    return pause
 
 
 class _Progress:
@@ -402,6 +416,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="find, shrink and replay a real shutdown race")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--fixed-schedules", type=int, default=3000)
+    demo.add_argument("--teach", action="store_true",
+                      help="walk through the race's failing run step by step")
+    demo.add_argument("--no-pause", action="store_true",
+                      help="with --teach: do not wait for Enter between steps (never waits "
+                           "when stdin is not a terminal)")
     demo.set_defaults(run=cmd_demo)
 
     explore = sub.add_parser("explore", help="explore MODULE:FUNCTION under many schedules")
