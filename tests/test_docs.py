@@ -355,3 +355,10 @@ def test_docs_build_strict(tmp_path: Path):
     # The spec rules are rendered from specs/, not copied.
     spec_page = tmp_path / "site" / "reference" / "specs" / "coordinator" / "index.html"
     assert "COORD-4" in spec_page.read_text(encoding="utf-8")
+    # The semantics track's pictures are drawn at build time, from each page's own code.
+    semantics = tmp_path / "site" / "tutorial" / "semantics"
+    for page, thread in (("coordinator", "worker"), ("queues", "consumer"),
+                         ("queue-runner", "QueueRunnerThread")):
+        picture = (semantics / f"{page}-race.html").read_text(encoding="utf-8")
+        assert picture.lstrip().lower().startswith("<!doctype html") and thread in picture, page
+        assert f'src="../{page}-race.html"' in (semantics / page / "index.html").read_text(encoding="utf-8")
