@@ -303,6 +303,34 @@ def test_blocks_marked_not_run_are_skipped(tmp_path: Path):
     assert [b["code"] for b in python_blocks(page)] == ["x = 1\n"]
 
 
+def quoted_rules(path: Path) -> list[tuple[str, str]]:
+    """The spec rules a page quotes, as list items ``- **ID...`` (and their indented lines)."""
+    rules: list[tuple[str, str]] = []
+    in_rule = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if match := re.match(r"- \*\*(?P<id>[A-Z][A-Z-]*-\d+[a-z]?)\b", line):
+            rules.append((match.group("id"), line[2:]))
+            in_rule = True
+        elif in_rule and line.startswith("  "):
+            rules[-1] = (rules[-1][0], rules[-1][1] + " " + line.strip())
+        else:
+            in_rule = False
+    return rules
+
+
+def test_the_semantics_track_quotes_the_specs_word_for_word():
+    """Each rule a semantics page quotes is in specs/, word for word; ``[...]`` leaves words out."""
+    def words(text: str) -> str:
+        return " ".join(text.split())
+    specs = words(" ".join(p.read_text(encoding="utf-8") for p in (ROOT / "specs").glob("*.md")))
+    pages = sorted((DOCS / "tutorial" / "semantics").glob("*.md"))
+    quoted = [(page, rule) for page in pages for rule in quoted_rules(page)]
+    assert len(quoted) >= 6, quoted
+    for page, (rule_id, text) in quoted:
+        for part in filter(None, (words(p) for p in text.split("[...]"))):
+            assert part in specs, f"{page.name}, {rule_id}: not in specs/: {part!r}"
+
+
 def _page_id(page: Path) -> str:
     return str(page.relative_to(DOCS))
 

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from coordkit._teach import explain_steps, teach
 from coordkit.cli import main
 
@@ -75,3 +77,37 @@ def test_a_switch_is_explained_by_a_block_an_end_or_a_preemption():
     assert heads[3].startswith("step 4: a runs (PREEMPTION: b could have gone on running")
     assert heads[4] == "step 5: b runs (a has finished, so the scheduler picks another thread)"
     assert paragraphs[4].splitlines()[-1] == "  state: main ready (woken at step 4); a finished; b running"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_teach_on_a_terminal_waits_for_enter(tmp_path: Path):
+    """With stdin a terminal, each step waits for a line; 'c' runs to the end."""
+    import os
+    import pty
+    import select
+
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "coordkit", "demo", "--teach"], stdin=terminal,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    os.close(terminal)
+    try:
+        seen = b""
+        while b"Enter: next step" not in seen:  # the first pause: the process waits on stdin
+            ready, _, _ = select.select([proc.stdout], [], [], 60)
+            assert ready, seen[-2000:]
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            assert chunk, (seen[-2000:], proc.wait(10), proc.stderr.read())
+            seen += chunk
+        assert proc.poll() is None  # it cannot go on without a line
+        assert b"step 1: " in seen and b"step 2: " not in seen
+        os.write(controller, b"\n")   # Enter: one more step, and the next pause
+        os.write(controller, b"c\n")  # then to the end without pausing
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(controller)
+    text = (seen + out).decode()
+    assert proc.returncode == 0, err
+    assert text.count("Enter: next step") == 2
+    assert "step 2: " in text and "The failure, in thread" in text
