@@ -43,6 +43,18 @@ _DOES = {
 }
 
 
+_INTRO = (
+    "coordkit demo --teach: one shutdown race, one step at a time.\n\n"
+    "The program (coordkit/_demo.py): two producers put items on a queue; a consumer\n"
+    "takes them until the queue is closed and empty. When both producers are done\n"
+    "(they meet at a barrier), each one runs\n\n"
+    "    if not queue.is_closed():\n"
+    "        queue.close()\n\n"
+    "A second close() of a closed queue raises CancelledError. coordkit runs one\n"
+    "thread at a time and decides which; it now searches for a schedule that fails.\n"
+)
+
+
 @dataclass
 class Step:
     """One step of a run: the rows recorded at one step number, all of one thread."""
@@ -135,7 +147,7 @@ def _wake(blocked: dict[int, str], what: str, step: int) -> None:
 
 
 def _thread(target: str, names: Sequence[str]) -> str:
-    """``T2`` as ``T2 (producer-b)``; ``join(T1)`` as ``join(T1 producer-a)``."""
+    """``T2`` as ``T2 (producer-b)``; ``join(T1)`` as ``join(T1 (producer-a))``."""
     for tid, name in enumerate(names):
         for form in (f"T{tid}", f"(T{tid})"):
             if target == form or target.endswith(form):
@@ -166,16 +178,7 @@ def teach(out: TextIO, *, seed: int = 0, pause: Callable[[], str] | None = None)
     import coordkit
     from coordkit import _demo
 
-    out.write(
-        "coordkit demo --teach: one shutdown race, one step at a time.\n\n"
-        "The program (coordkit/_demo.py): two producers put items on a queue; a consumer\n"
-        "takes them until the queue is closed and empty. When both producers are done\n"
-        "(they meet at a barrier), each one runs\n\n"
-        "    if not queue.is_closed():\n"
-        "        queue.close()\n\n"
-        "A second close() of a closed queue raises CancelledError. coordkit runs one\n"
-        "thread at a time and decides which; it now searches for a schedule that fails.\n"
-    )
+    out.write(_INTRO)
     result = coordkit.explore(_demo.shutdown_race, strategy="pct", seed=seed, max_schedules=2000)
     failure = result.failure
     if failure is None:
@@ -195,8 +198,14 @@ def teach(out: TextIO, *, seed: int = 0, pause: Callable[[], str] | None = None)
         out.write("\n" + paragraph + "\n")
         if pause is not None and k + 1 < len(paragraphs) and pause().strip().lower() == "c":
             pause = None
+    out.write(_conclusion(failure, paragraphs))
+    return 0
+
+
+def _conclusion(failure: Any, paragraphs: list[str]) -> str:
+    """The failure, the steps where a preemption happened, what went wrong, and the fix."""
     preempted = [p.splitlines()[0] for p in paragraphs if "PREEMPTION" in p.splitlines()[0]]
-    out.write(
+    return (
         f"\nThe failure, in thread {failure.thread!r}: {failure.message}\n"
         f"The preemption(s), by the step where the other thread took over:\n"
         + "".join(f"    {line}\n" for line in preempted)
@@ -210,4 +219,3 @@ def teach(out: TextIO, *, seed: int = 0, pause: Callable[[], str] | None = None)
         "thread). `coordkit demo` shows it passing every schedule with up to one preemption.\n"
         f"Replay this run: coordkit.replay(shutdown_race, {failure.trace!r})\n"
     )
-    return 0
