@@ -188,6 +188,7 @@ class Paste(code.InteractiveConsole):
         return False
 
     def runcode(self, code_):
+        sys.displayhook = self.display
         try:
             exec(code_, self.locals)
         except SystemExit:
@@ -197,6 +198,17 @@ class Paste(code.InteractiveConsole):
             traceback.print_exc()
 
 
+    def display(self, value):
+        # The prompt echoes an expression's value: more than a screenful buries the page.
+        if value is not None and len(repr(value)) > ECHO_LIMIT:
+            self.raised.append(ValueError(
+                f"line {self.first}: the prompt would echo {len(repr(value))} characters of "
+                f"{type(value).__name__}; assign the value to a name"))
+        elif value is not None:
+            print(repr(value))
+
+
+ECHO_LIMIT = 1000
 console = Paste()
 for block in job["blocks"]:
     where = f"{job['page']}:{block['line']}"
@@ -283,6 +295,14 @@ def test_a_paste_ends_statements_where_the_prompt_does(code: str, error: str, tm
     assert _run(_RUNNER, "p.md", blocks, tmp_path).returncode == 0
     pasted = _run(_PASTE_RUNNER, "p.md", blocks, tmp_path)
     assert pasted.returncode != 0 and error in pasted.stderr, pasted.stderr
+
+
+def test_a_paste_must_not_flood_the_prompt(tmp_path: Path):
+    """An expression statement's value is echoed at the prompt: a huge one is refused."""
+    pasted = _run(_PASTE_RUNNER, "p.md", [_block("'x' * 5000\n"), _block("x = 'x' * 5000\n")], tmp_path)
+    assert pasted.returncode != 0 and "echo 5002 characters of str" in pasted.stderr, pasted.stderr
+    short = _run(_PASTE_RUNNER, "p.md", [_block("x = 'x' * 5000\nlen(x)\n")], tmp_path)
+    assert short.returncode == 0 and "5000" in short.stdout.splitlines(), short.stderr
 
 
 def test_a_paste_checks_raises_markers_and_goes_on(tmp_path: Path):
