@@ -73,8 +73,9 @@ def draw(source: Path, fn: str, failure: str) -> str:
         out = Path(tmp) / "picture.html"
         job = {"source": str(source.relative_to(ROOT)), "blocks": _blocks(text), "fn": fn,
                "failure": failure, "out": str(out), "module": source.stem.replace("-", "_")}
+        # From the repository's root, so that the viewer finds the page's lines by their file name.
         proc = subprocess.run([sys.executable, "-c", _DRAW], input=json.dumps(job), capture_output=True,
-                              text=True, cwd=tmp, env=env, timeout=300)
+                              text=True, cwd=ROOT, env=env, timeout=300)
         if proc.returncode != 0 or not out.exists():
             raise RuntimeError(f"cannot draw the picture of {source.name}: {fn} on {failure}.trace\n"
                                f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
