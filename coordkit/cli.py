@@ -172,6 +172,11 @@ def _write_json(out: TextIO, document: dict[str, Any]) -> None:
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     from coordkit.engine.report_data import result_data
 
+    if args.teach:
+        from coordkit._teach import teach
+
+        pausing = not args.no_pause and sys.stdin.isatty()
+        return teach(out, seed=args.seed, pause=_enter_to_go_on(out) if pausing else None)
     say = _output(args, out)
     say.text(
         "coordkit demo: a shutdown race in a two-producer pipeline (coordkit/_demo.py).\n"
@@ -262,6 +267,15 @@ def _demo_fix(args: argparse.Namespace, say: Any) -> list[Any]:
         f"({exhaustive.schedules_run + sampled.schedules_run} schedules in {elapsed:.2f}s)\n"
     )
     return [exhaustive, sampled]
+
+
+def _enter_to_go_on(out: TextIO) -> Callable[[], str]:
+    def pause() -> str:
+        out.write("-- Enter: next step, c then Enter: to the end -- ")
+        out.flush()
+        return sys.stdin.readline() or "c"  # end of input: stop pausing
+
+    return pause
 
 
 class _Progress:
@@ -582,6 +596,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--fixed-schedules", type=int, default=3000)
     demo.add_argument("--json", action="store_true", help="print one JSON document instead")
+    demo.add_argument("--teach", action="store_true",
+                      help="walk through the race's failing run step by step")
+    demo.add_argument("--no-pause", action="store_true",
+                      help="with --teach: do not wait for Enter between steps (never waits "
+                           "when stdin is not a terminal)")
     demo.set_defaults(run=cmd_demo)
 
     explore = sub.add_parser("explore", help="explore MODULE:FUNCTION under many schedules")
