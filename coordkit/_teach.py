@@ -1,8 +1,8 @@
 """``coordkit demo --teach``: the demo's race, one step of the failing run at a time.
 
 The walk explores the demo's program (``coordkit/_demo.py``), takes the shrunk
-failing run and prints each of its steps: which thread runs, what it is about to
-do (the row's operation and the line of the demo that does it), why the scheduler
+failing run and prints each of its steps: which thread runs, what it does (the
+row's operation and the line of the demo that does it), why the scheduler
 switched threads there, and then every thread's state.  A switch away from a thread
 that could have gone on running is a *preemption*: the shrunk run has as few as
 still fail, so each one it has is part of the cause.
@@ -66,11 +66,16 @@ class Step:
     target: str = ""
     where: str = ""
     blocks_on: str | None = None
+    result: str = ""  # what the operation returned, when the row shows it
+    returns: list[str] = field(default_factory=list)  # waits of other threads that ended here
 
 
 def _steps(events: Sequence[Any]) -> list[Step]:
     steps: list[Step] = []
     for ev in events:
+        if getattr(ev, "returned", False) and steps:  # a wait's end: a note on this step
+            steps[-1].returns.append(f"T{ev.tid}'s {ev.kind} {ev.target} returns {ev.result}")
+            continue
         if not steps or steps[-1].number != ev.step or steps[-1].tid != ev.tid:
             steps.append(Step(ev.step, ev.tid))
         step = steps[-1]
@@ -80,6 +85,7 @@ def _steps(events: Sequence[Any]) -> list[Step]:
             step.blocks_on = ev.target
         else:
             step.op, step.target, step.where = ev.kind, ev.target, ev.where
+            step.result = getattr(ev, "result", "")
     return steps
 
 
@@ -113,8 +119,11 @@ def explain_steps(events: Sequence[Any], names: Sequence[str], files: dict[str, 
             lines.append(f"  {who} calls {call.replace(' ', ' on ', 1)}")
         if step.op:
             does = _DOES.get(step.op, step.op + " {target}").format(target=_thread(step.target, names))
-            lines.append(f"  and reaches its next point: it is about to {does}")
+            returns = f", which returns {step.result}" if step.result else ""
+            lines.append(f"  and goes on to {does}{returns},")
             lines.append(f"  at {_source(step.where, files)}")
+        for note in step.returns:
+            lines.append(f"  ({_thread(note, names)})")
         if step.blocks_on is not None:
             blocked[step.tid] = step.blocks_on
             lines.append(f"  It cannot go on: it blocks on {_thread(step.blocks_on, names)}.")

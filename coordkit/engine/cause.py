@@ -43,7 +43,7 @@ class ThreadState:
 class Preemption:
     """A switch away from a thread that could have gone on running."""
 
-    step: int  # the step of the point it was switched away at
+    step: int  # the last step (operation that took effect) before the switch
     thread: str  # "T1 'producer-a'"
     where: str  # the user's line it was at
     operation: str  # what it was about to do there ("acquire Lock#1")
@@ -55,7 +55,7 @@ class Preemption:
             before = f", just after its {op[len('after-'):]}"
         else:
             before = f", before {op}" if op else ""
-        return (f"at step {self.step}, {self.thread} was switched away from at {self.where}{before}, "
+        return (f"after step {self.step}, {self.thread} was switched away from at {self.where}{before}, "
                 f"and {self.to} ran")
 
 
@@ -68,10 +68,11 @@ def is_coordkits(task: Task, frame: Any) -> bool:
     return code is not None and is_machinery(code.co_filename)
 
 
-def preemption(cur: Task, chosen: Task, frame: Any) -> Preemption:
-    """``cur``, at ``frame`` (or its suspended frame), is switched away from for ``chosen``."""
+def preemption(cur: Task, chosen: Task, frame: Any, after: int) -> Preemption:
+    """``cur``, at ``frame`` (or its suspended frame), is switched away from for ``chosen``
+    once ``after`` operations have taken effect."""
     point = cur.pt
-    return Preemption(point.step, f"{cur.label} {cur.name!r}", where(frame),
+    return Preemption(after, f"{cur.label} {cur.name!r}", where(frame),
                       f"{point.op} {point.obj}".strip(), f"{chosen.label} {chosen.name!r}")
 
 

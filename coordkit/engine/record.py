@@ -55,7 +55,7 @@ class Recorder:
     ``memory_traced``: a tracer reports the memory accesses of the code between
     points, so a line's step is not assumed to touch everything."""
 
-    __slots__ = ("events", "memory_traced", "rows", "snapshots", "steps")
+    __slots__ = ("events", "memory_traced", "rows", "snapshots", "steps", "taken")
 
     def __init__(self, *, rows: bool, footprints: bool) -> None:
         self.rows = rows
@@ -63,15 +63,19 @@ class Recorder:
         self.snapshots: Snapshots | None = Snapshots() if rows else None
         self.steps: list[Step] | None = [] if footprints else None
         self.memory_traced = False
+        # Operations that took effect so far: a row's step number is its place in that
+        # order (TRACE-7), not the number of the point its thread reached first.
+        self.taken = 0
 
     def point(self, task: Task, now: float) -> None:
         """``task`` goes on from its scheduling point: its operation takes effect now, a
         row.  A point after an operation (``after-release``) is no operation of its own."""
         point = task.pt
         if self.rows and not point.op.startswith("after-"):
-            self.events.append(Event(point.step, task.tid, point.op, point.obj,
+            self.taken += 1
+            self.events.append(Event(self.taken, task.tid, point.op, point.obj,
                                      where(sys._getframe(2)), now))
-            self.snapshots.take(task, sys._getframe(2), now)  # type: ignore[union-attr]
+            self.snapshots.take(task, sys._getframe(2), now, self.taken)  # type: ignore[union-attr]
 
     def returned(self, task: Task, value: str, now: float) -> None:
         """``task``'s operation returned ``value``: on its row when nothing came between,
@@ -82,7 +86,7 @@ class Recorder:
             events[-1] = replace(last, result=value)
             return
         point = task.pt
-        events.append(Event(point.step, task.tid, point.op, point.obj,
+        events.append(Event(self.taken, task.tid, point.op, point.obj,
                             where(sys._getframe(2)), now, result=value, returned=True))
 
     def begin(self, task: Task, choice: int | None) -> None:
@@ -95,11 +99,13 @@ class Recorder:
             self.steps.append(step)
             task.step = step
 
-    def blocked(self, task: Task, what: str, step: int, now: float) -> None:
+    def blocked(self, task: Task, what: str, now: float) -> None:
+        """``task`` parks, in the step it just took: a row, not a step."""
         if self.rows:
-            self.events.append(Event(step, task.tid, "block", what, where(sys._getframe(2)), now))
+            self.events.append(Event(self.taken, task.tid, "block", what,
+                                     where(sys._getframe(2)), now))
 
-    def call(self, task: Task, operation: str, target: Any, step: int, now: float) -> None:
+    def call(self, task: Task, operation: str, target: Any, now: float) -> None:
         """The start of a high-level operation (a queue's enqueue): a row, not a step."""
         if not self.rows:
             return
@@ -107,7 +113,7 @@ class Recorder:
         if label is None:
             name = getattr(target, "name", None)
             label = type(target).__name__ + (f" {name!r}" if isinstance(name, str) else "")
-        self.events.append(Event(step, task.tid, "call", f"{operation} {label}",
+        self.events.append(Event(self.taken + 1, task.tid, "call", f"{operation} {label}",
                                  where(sys._getframe(2)), now))
 
     def effect(self, task: Task | None, target: Any, op: str, access: str | None = None) -> None:

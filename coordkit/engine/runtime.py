@@ -447,6 +447,9 @@ class Execution:
         is a point only when another thread can run: with none, no choice could be made
         there, and the run's steps stay those of sync granularity."""
         if self.after_points and self._runnable > 1 and not self.killing:
+            # No step of its own: it shares the number of the operation it follows, so a
+            # run's steps are its operations, as its rows show (TRACE-7).
+            self.steps -= 1
             self.point(kind)
 
     def returned(self, value: Any, *, timeout: float | None = None, text: str | None = None) -> Any:
@@ -455,7 +458,7 @@ class Execution:
         Returns ``value``."""
         recorder = self.recorder
         if (recorder is not None and recorder.rows and self.current is not None
-                and not self.killing and not self.finished):
+                and not self.killing and not self.finished and not self._in_callers_code):
             if text is None:
                 text = shown(value)
                 if timeout is not None and value is False:
@@ -519,7 +522,7 @@ class Execution:
         """Record (not schedule) the start of a high-level operation by the current thread."""
         task = self.current
         if task is not None and not self.killing and self.recorder is not None:
-            self.recorder.call(task, operation, target, self.steps + 1, self.clock.now)
+            self.recorder.call(task, operation, target, self.clock.now)
 
     @property
     def events(self) -> list[Event]:
@@ -606,14 +609,20 @@ class Execution:
         self.choices.append((len(enabled), idx))
         chosen = self.tasks[enabled[idx][0]]
         if idx != 0 and cur is not None and cur.state is RUNNABLE:
-            self.preemptions += 1  # a choice other than the default (which a yield hands on)
-            if self.record:
-                here = cur.glet is _getcurrent()
-                self.preempted.append(preemption(cur, chosen, sys._getframe() if here
-                                                 else cur.glet.gr_frame))  # type: ignore[union-attr]
+            self._preempt(cur, chosen)
         if chosen is not cur:
             self._streak = self._idle_yields = 0
         return chosen
+
+    def _preempt(self, cur: Task, chosen: Task) -> None:
+        """A choice other than the default (which a yield hands on): ``cur`` could have
+        gone on; a recorded run notes where, for its report."""
+        self.preemptions += 1
+        if self.record:
+            here = cur.glet is _getcurrent()
+            after = 0 if self.recorder is None else self.recorder.taken
+            self.preempted.append(preemption(cur, chosen, sys._getframe(1) if here
+                                             else cur.glet.gr_frame, after))  # type: ignore[union-attr]
 
     def _fire_earliest_deadline(self) -> bool:
         deadlines = [t.deadline for t in self.tasks if t.state is BLOCKED and t.deadline is not None]
@@ -662,7 +671,7 @@ class Execution:
         if queue is not None:
             queue.append(task)
         if self.recorder is not None:
-            self.recorder.blocked(task, what, self.steps, self.clock.now)
+            self.recorder.blocked(task, what, self.clock.now)
             self._footprint(runs(task.label), "park", READ)
         self._switch(self._next(task))
         if self.recorder is not None:

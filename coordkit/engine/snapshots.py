@@ -69,24 +69,25 @@ class Snapshots(list):
         # not run since, so they are neither read nor looked through again.
         self._stacks: dict[int, tuple[tuple[int, int], list[str]]] = {}
 
-    def take(self, task: Task, frame: Any, now: float) -> None:
-        """Add the world as ``task`` reaches its point at ``frame`` (its step's opening)."""
+    def take(self, task: Task, frame: Any, now: float, step: int) -> None:
+        """Add the world as ``task``'s operation at ``frame`` takes effect, as step
+        ``step``."""
         ex = task.glet.task_execution if task.glet is not None else None
         if ex is None or len(self) >= self.LIMIT:
             return
         saved = ex._in_callers_code
         ex._in_callers_code = True  # reading state (a repr) makes no scheduling point
         try:
-            self.append(self._world(ex, task, frame, now))
+            self.append(self._world(ex, task, frame, now, step))
         finally:
             ex._in_callers_code = saved
 
-    def _world(self, ex: Any, acting: Task, frame: Any, now: float) -> dict[str, Any]:
+    def _world(self, ex: Any, acting: Task, frame: Any, now: float, step: int) -> dict[str, Any]:
         threads = [{"tid": task.tid, "name": _cut(str(task.name), REPR_LIMIT),
                     "state": _state(task, acting), "stack": self._stack(task, acting, frame)}
                    for task in ex.tasks]
         return {
-            "step": acting.pt.step, "tid": acting.tid, "clock": float(now),
+            "step": step, "tid": acting.tid, "clock": float(now),
             "threads": threads, "source": _source(user_frame(frame)),
             "objects": [state for obj in self._seen.values() if (state := _state_of(obj))],
         }

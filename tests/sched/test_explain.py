@@ -131,7 +131,7 @@ def test_the_preemption_sentence_names_the_line_between_check_and_act():
     check = _line(source, "elif not queue.is_closed():")
     act = check + 1  # the `queue.close()` under it
     first = _first_paragraph(str(failure))
-    assert "It needs 1 preemption (no schedule with fewer fails this way): at step " in first
+    assert "It needs 1 preemption (no schedule with fewer fails this way): after step " in first
     [preempted] = failure.report.preempted
     assert preempted.thread.startswith(("T1 'producer-", "T2 'producer-"))
     assert preempted.where in (f"_demo.py:{check} in producer", f"_demo.py:{act} in producer")

@@ -174,3 +174,28 @@ def test_a_point_after_an_operation_is_no_row_and_exists_only_with_someone_to_ru
     assert run.steps == 6  # three acquires, three releases: nothing after them
     report = recorded(_handoff, SwitchAt("after-release"), granularity="auto")
     assert all(not e.kind.startswith("after-") for e in report.events)
+    # No step number of its own: the steps are the rows that are operations.
+    numbered = [e.step for e in report.events if e.kind not in ("call", "block") and not e.returned]
+    assert numbered == list(range(1, len(numbered) + 1)) and report.steps == len(numbered)
+
+
+def test_reading_the_world_for_a_snapshot_adds_no_result_to_a_row():
+    """TRACE-7: a recorded replay reads the state of locks and events for its snapshots
+    (their ``locked()``, ``is_set()``); those reads are the recorder's, not the program's:
+    no row gets their result.  A release returns nothing, and its row shows nothing."""
+    import coordkit
+
+    def program() -> None:
+        lock = threading.Lock()
+        coord = coordkit.Coordinator()  # its state, read for a snapshot, asks is_set()
+        coord.request_stop()
+        t = threading.Thread(target=lambda: (lock.acquire(), lock.release()))
+        t.start()
+        with lock:
+            pass
+        t.join()
+
+    report = recorded(program, SwitchAt("none"), granularity="sync")
+    assert report.snapshots, "a recorded run keeps its snapshots"
+    releases = [e for e in report.events if e.kind in ("release", "set", "start")]
+    assert releases and all(e.result == "" for e in releases), releases

@@ -23,5 +23,6 @@ def explored_page(fn: Callable[[], Any], directory: Path, name: str, *,
 
 
 def step_rows(report: RunReport) -> list[Any]:
-    """The rows of a run that are steps (a "call" or "block" row is not one)."""
-    return [e for e in report.events if e.kind not in ("call", "block")]
+    """The rows of a run that are steps (a "call" or "block" row, or a return after a wait
+    (TRACE-7), is not one)."""
+    return [e for e in report.events if e.kind not in ("call", "block") and not e.returned]
