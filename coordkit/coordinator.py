@@ -166,6 +166,7 @@ class Coordinator:
         # Threads join() waits for when called without arguments. A dict used
         # as an ordered set: registration order is the order join() reports.
         self._registered_threads: dict[Any, None] = {}
+        sync.shown(self)  # a recorded replay shows its state at each step
 
     @property
     def clean_stop_exception_types(self) -> tuple[type[BaseException], ...]:

@@ -385,6 +385,7 @@ class QueueBase(_QueueKernel):
         self._sig = signature
         # Elements are stored exactly as given (no conversion, no unpacking).
         self._raw = type(signature) is AnyObject
+        sync.shown(self)  # a recorded replay shows its items and closed flag at each step
 
     # -- properties --------------------------------------------------------------
 

@@ -107,6 +107,14 @@ def current_thread() -> threading.Thread:
     return real_current_thread() if ex is None else ex.current_thread_object()
 
 
+def shown(obj: Any) -> None:
+    """``obj`` (a queue, a Coordinator) describes itself with ``_ck_state()``: a recording
+    run shows its state at every step from now on; costs nothing outside one."""
+    ex = controller()
+    if ex is not None and ex.record:
+        ex.show(obj)
+
+
 def note(operation: str, target: Any) -> None:
     """Mark the start of a high-level operation (``enqueue`` on a queue, ``join`` on a
     coordinator) so that recorded runs show it; costs nothing outside a recording run."""

@@ -12,6 +12,7 @@ what the failure saw.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,7 +77,7 @@ def preemption(cur: Task, chosen: Task, frame: Any, after: int) -> Preemption:
                       f"{point.op} {point.obj}".strip(), f"{chosen.label} {chosen.name!r}")
 
 
-def thread_states(tasks: list[Task], locks: list[Any], helpers: set[int]) -> tuple[ThreadState, ...]:
+def thread_states(tasks: list[Task], locks: Iterable[Any], helpers: set[int]) -> tuple[ThreadState, ...]:
     """Every thread of the program now, coordkit's own helper threads (``helpers``, by
     tid, and any daemon thread now only in coordkit's code) left out; every thread is
     parked or has ended.  ``locks`` are the run's locks (``_owner``: a Task or None)."""

@@ -317,13 +317,17 @@ def render_table(events: Sequence, thread_names: Sequence[str], *, failing_step:
 
 
 def _cell(text: str, where: str, width: int) -> str:
-    """``text @ file:line`` in at most ``width`` characters, shortening the text first:
-    the line is what a reader looks up."""
-    if len(text) + 3 + len(where) <= width:
+    """``text @ file:line`` in at most ``width`` characters: the file name is shortened
+    first (down to its last 8 characters and the line, which is what a reader looks up),
+    then the text (an operation and what it returned)."""
+    over = len(text) + 3 + len(where) - width
+    if over <= 0:
         return f"{text} @ {where}"
-    if width - 3 - len(where) < 12:  # too little room for the text: shorten the file name
-        where = ".." + where[-(width // 2 - 2):]
+    name, colon, line = where.rpartition(":")
+    if colon and len(name) > 8:
+        keep = max(8, len(name) - over - 2)
+        where = ".." + name[-keep:] + ":" + line
     room = width - 3 - len(where)
     if len(text) > room:
-        text = text[: room - 2] + ".."
+        text = text[: max(room - 2, 1)] + ".."
     return f"{text} @ {where}"

@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -204,7 +205,8 @@ class Execution:
         self.thread_exceptions: list[tuple[str, BaseException]] = []
         # A recorded run keeps what explains its failure: the locks it made (who holds
         # what), and each preemption (see ``cause``).
-        self.locks: list[Any] | None = [] if record else None
+        # Held weakly: a replay keeps no object of the program alive.
+        self.locks: weakref.WeakSet[Any] | None = weakref.WeakSet() if record else None
         self.preempted: list[Preemption] = []
         self.helpers: set[int] = set()  # coordkit's own threads (join watchers), by tid
         self._nondaemon_alive = 0
@@ -439,6 +441,17 @@ class Execution:
         if self.races is not None and obj and kind not in _NOT_SYNCHRONISATION:
             # The thread does its operation now, with no other thread between.
             self.races.synchronise(task.tid, obj, access_of(kind))
+
+    def made(self, obj: Any, kind: str) -> str:
+        """A synchronisation object of the run is made: its label (``Lock#2``); a
+        recorded run's snapshots show it from now on."""
+        self.show(obj)
+        return self.names.label(kind)
+
+    def show(self, obj: Any) -> None:
+        """A recorded run's snapshots show ``obj`` (it has ``_ck_state()``) from now on."""
+        if self.recorder is not None and self.recorder.snapshots is not None:
+            self.recorder.snapshots.add(obj)
 
     def after(self, kind: str) -> None:
         """A scheduling point just after an operation that woke another thread

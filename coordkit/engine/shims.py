@@ -97,9 +97,9 @@ class Lock:
         self._ex = ex
         self._owner: Task | None = None
         self._waiters = WaitQueue()
-        self._ck_label = ex.names.label(kind)
+        self._ck_label = ex.made(self, kind)
         if ex.locks is not None:  # a recorded run: its report says who holds what
-            ex.locks.append(self)
+            ex.locks.add(self)
 
     def __repr__(self) -> str:
         state = "locked" if self._owner is not None else "unlocked"
@@ -280,7 +280,7 @@ class Condition:
         self._ex = ex
         self._lock = lock
         self._waiters = WaitQueue()
-        self._ck_label = ex.names.label("Condition")
+        self._ck_label = ex.made(self, "Condition")
         self.acquire = lock.acquire
         self.release = lock.release
         if isinstance(lock, Condition):
@@ -366,7 +366,7 @@ class Event:
         self._ex = ex
         self._flag = False
         self._waiters = WaitQueue()
-        self._ck_label = ex.names.label("Event")
+        self._ck_label = ex.made(self, "Event")
 
     def __repr__(self) -> str:
         return f"<controlled.Event at {self._ck_label}: {'set' if self._flag else 'unset'}>"
@@ -420,7 +420,7 @@ class Semaphore:
         self._ex = ex
         self._value = value
         self._waiters = WaitQueue()
-        self._ck_label = ex.names.label(kind)
+        self._ck_label = ex.made(self, kind)
 
     def __repr__(self) -> str:
         return f"<controlled.Semaphore at {self._ck_label}: value={self._value}>"
@@ -494,7 +494,7 @@ class SimpleQueue:
         self._ex = ex
         self._items: collections.deque[Any] = collections.deque()
         self._waiters = WaitQueue()
-        self._ck_label = ex.names.label("SimpleQueue")
+        self._ck_label = ex.made(self, "SimpleQueue")
 
     def __repr__(self) -> str:
         return f"<controlled.SimpleQueue object at {self._ck_label}>"

@@ -1,17 +1,18 @@
 """What the world looked like at a step: threads, stacks, source, locks, queues, clock.
 
 A replayed run (one that records rows) keeps a snapshot at each of its steps,
-taken when a thread reaches its scheduling point, before its operation: each
-thread's state and user stack, the source around the acting thread's line, the
-state of every synchronisation object the threads can see, and the virtual clock.
-Exploration runs record no rows, so they take none.
+taken as a thread goes on from its scheduling point, just before its operation
+takes effect: each thread's state and user stack, the source around the acting
+thread's line, the state of the run's synchronisation objects, and the virtual
+clock.  Exploration runs record no rows, so they take none.
 
-Objects are found, not registered: each snapshot looks through the user frames'
-locals (and one level into their attributes and containers) for objects that
-describe themselves with ``_ck_state()`` (the shims, coordkit's queues and
-Coordinator: a small dict of plain values, ``"panel"`` saying where it is shown) and
-for stdlib-shaped queues; an object once seen stays in every later snapshot.  The
-engine never imports a primitive: ``_ck_state`` is the whole protocol.
+Objects are registered, not searched for: a shim when it is made, a coordkit queue
+or Coordinator when it first starts an operation (``Execution.note``).  Each
+describes itself with ``_ck_state()`` (a small dict of plain values, ``"panel"``
+saying where it is shown) and is held weakly, so a replay keeps no object of the
+program alive (a frame's locals are never read: on CPython before 3.13 reading
+them keeps their values alive).  The engine never imports a primitive:
+``_ck_state`` is the whole protocol.
 
 Values are short strings (reprs cut to ``REPR_LIMIT``); escaping is the page's job.
 Reading the state makes no scheduling point: the run is marked as in the caller's
@@ -22,9 +23,7 @@ from __future__ import annotations
 
 import linecache
 import os
-import threading
-import types
-from collections import deque
+import weakref
 from typing import Any
 
 from coordkit.engine.frames import place, user_frame, user_frames
@@ -35,10 +34,8 @@ __all__ = ["REPR_LIMIT", "Snapshots", "short_repr"]
 REPR_LIMIT = 80
 _CONTEXT = 3  # source lines shown either side of the current one
 _STACK_DEPTH = 8  # user frames kept per thread, innermost first
-_SCAN = 64  # items of a container or attributes of an object looked at
-# Not looked into: a Thread's own Events and locks are its machinery, not the program's.
-_NOT_SCANNED = (type, types.ModuleType, types.FunctionType, types.MethodType,
-                types.BuiltinFunctionType, str, bytes, int, float, bool, threading.Thread)
+_SCAN = 64  # items of a queue shown
+_MAX_OBJECTS = 256  # objects shown: a run that makes more shows its first ones
 
 
 def short_repr(value: Any, limit: int = REPR_LIMIT) -> str:
@@ -64,7 +61,9 @@ class Snapshots(list):
 
     def __init__(self) -> None:
         super().__init__()
-        self._seen: dict[int, Any] = {}  # id -> object, in the order first seen
+        # id -> object, in the order first seen, held weakly: a replay must not keep the
+        # program's objects alive (a weak reference to a lock must die as it would).
+        self._seen: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         # tid -> (where its stack was last read, the stack): a parked thread's frames have
         # not run since, so they are neither read nor looked through again.
         self._stacks: dict[int, tuple[tuple[int, int], list[str]]] = {}
@@ -89,7 +88,7 @@ class Snapshots(list):
         return {
             "step": step, "tid": acting.tid, "clock": float(now),
             "threads": threads, "source": _source(user_frame(frame)),
-            "objects": [state for obj in self._seen.values() if (state := _state_of(obj))],
+            "objects": [state for obj in list(self._seen.values()) if (state := _state_of(obj))],
         }
 
     def _stack(self, task: Task, acting: Task, frame: Any) -> list[str]:
@@ -100,56 +99,23 @@ class Snapshots(list):
         if task is not acting and last is not None and last[0] == key:
             return last[1]
         frames = user_frames(top)
-        for f in frames:
-            self._look_in(f)
         stack = [place(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
                  for f in frames[:_STACK_DEPTH]]
         self._stacks[task.tid] = (key, stack)
         return stack
 
-    def _look_in(self, frame: Any) -> None:
-        try:
-            values = list(frame.f_locals.values())
-        except Exception:  # a frame being torn down
-            return
-        for value in values:
-            self._consider(value, depth=1)
-
-    def _consider(self, value: Any, depth: int) -> None:
-        if id(value) in self._seen or isinstance(value, _NOT_SCANNED):
-            return
-        if _describes_itself(value):
-            self._seen[id(value)] = value
-            return
-        if depth <= 0:
-            return
-        for inner in _contents(value):
-            self._consider(inner, depth - 1)
+    def add(self, obj: Any) -> None:
+        """Show ``obj`` (a shim, a queue, a Coordinator: anything with ``_ck_state()``) in
+        this snapshot and every later one, for as long as the program keeps it."""
+        if _describes_itself(obj) and len(self._seen) < _MAX_OBJECTS:
+            try:
+                self._seen[id(obj)] = obj
+            except TypeError:  # no weak references to it: not shown
+                pass
 
 
 def _describes_itself(value: Any) -> bool:
-    return callable(getattr(type(value), "_ck_state", None)) or _is_stdlib_queue(value)
-
-
-def _is_stdlib_queue(value: Any) -> bool:
-    """A ``queue.Queue`` (or subclass) made in the run: items in ``.queue``, a ``mutex``."""
-    return isinstance(getattr(value, "queue", None), (deque, list)) and hasattr(value, "mutex") \
-        and hasattr(value, "maxsize")
-
-
-def _contents(value: Any) -> list[Any]:
-    """What a container holds, or an object's attribute values (at most ``_SCAN``)."""
-    try:
-        if isinstance(value, (list, tuple, set, frozenset, deque)):
-            return list(value)[:_SCAN]
-        if isinstance(value, dict):
-            return list(value.values())[:_SCAN]
-        attrs = getattr(value, "__dict__", None)
-        if isinstance(attrs, dict):
-            return list(attrs.values())[:_SCAN]
-    except Exception:  # a container that changes or refuses to be read
-        pass
-    return []
+    return callable(getattr(type(value), "_ck_state", None))
 
 
 def _state(task: Task, acting: Task) -> str:
@@ -167,10 +133,6 @@ def _state(task: Task, acting: Task) -> str:
 def _state_of(obj: Any) -> dict[str, Any] | None:
     """The object's state as plain values, or None if it cannot say."""
     try:
-        if _is_stdlib_queue(obj):
-            return {"panel": "queue", "kind": type(obj).__name__, "label": f"{type(obj).__name__}",
-                    "items": [short_repr(i) for i in list(obj.queue)[:_SCAN]],
-                    "size": len(obj.queue), "capacity": obj.maxsize if obj.maxsize > 0 else None}
         state = dict(obj._ck_state())
     except Exception as exc:  # the object is half made or half torn down
         return {"panel": "other", "kind": type(obj).__name__, "label": type(obj).__name__,
