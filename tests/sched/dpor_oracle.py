@@ -96,7 +96,7 @@ def outcomes(program: Callable[[], Any], scheduler: Scheduler, *, granularity: s
             if counts and not run.pruned:
                 seen.add(outcome(run))
 
-    session.call(loop)
+    session.call(loop, per_run=True)  # each run under the watchdog, not the whole search
     return seen, runs
 
 
