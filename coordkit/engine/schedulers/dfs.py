@@ -58,6 +58,9 @@ def _conflict(a: _Summary, b: _Summary) -> bool:
             or not b[2].isdisjoint(a[1]))
 
 
+_MAY_WAIT = frozenset({"acquire", "join"})  # the operations _Waits guesses about
+
+
 class _Waits:
     """A guess, from the steps so far, at which threads would only begin to wait if run
     now: those about to acquire a lock another thread holds, or to join a thread that
@@ -84,6 +87,7 @@ class _Waits:
         self._seen = len(steps)
 
     def would_wait(self, p: Point) -> bool:
+        """Only for an operation in ``_MAY_WAIT``."""
         if p.op == "acquire":
             return self._held.get(p.obj, p.thread) != p.thread
         return p.op == "join" and p.obj not in self._ended
@@ -179,7 +183,7 @@ class DFSScheduler(Scheduler):
 
     def choose(self, point: Point, enabled: list[Point]) -> int:
         d = self._depth
-        tids = tuple(p.thread for p in enabled)
+        tids = tuple([p.thread for p in enabled])
         if d < len(self._path):
             node = self._path[d]
             if node.tids != tids:
@@ -211,9 +215,10 @@ class DFSScheduler(Scheduler):
             return None
         node.chosen = allowed[0]
         if self._reduce:
-            self._waits.update(self._history)
-            node.chosen = next((p.thread for p in enabled if p.thread in allowed
-                                and not self._waits.would_wait(p)), allowed[0])
+            if any(p.op in _MAY_WAIT for p in enabled):
+                self._waits.update(self._history)
+                node.chosen = next((p.thread for p in enabled if p.thread in allowed
+                                    and not self._waits.would_wait(p)), allowed[0])
             node.forced = len(allowed) == 1
         node.backtrack = {node.chosen} if self._reduce else set(allowed)
         return node
