@@ -175,9 +175,13 @@ def _only_lets_proceed(earlier: Step, later: Step) -> bool:
     but joins (run first, it would have waited there, having changed nothing): not a
     race.  A join of an ended thread is no point of its own, so it may be inside a
     line's step, or follow another join in one step."""
-    pairs = [(x, y) for x in earlier.footprint for y in later.footprint
+    objs = {x.obj for x in earlier.footprint}
+    if ANY in objs:
+        return False
+    pairs = [(x, y) for y in later.footprint if y.obj in objs
+             for x in earlier.footprint
              if x.obj == y.obj and (x.access == WRITE or y.access == WRITE)]
-    if not pairs or any(e.obj == ANY for e in (*earlier.footprint, *later.footprint)):
+    if not pairs or any(e.obj == ANY for e in later.footprint):
         return False
     if not all(lets_proceed(x, y) for x, y in pairs):
         return False
@@ -201,11 +205,10 @@ def _dependencies(footprint: list[Effect], last: list[int], writer: dict[str, in
     and whether it depends on everything."""
     deps: set[int] = set()
     enablers: set[int] = set()
-    is_any = any(e.obj == ANY for e in footprint)
-    if is_any:
-        deps.update(k for k in last if k >= 0)
+    is_any = False
     for e in footprint:
         if e.obj == ANY:
+            is_any = True
             continue
         w = writer.get(e.obj)
         if w is not None:
@@ -214,6 +217,8 @@ def _dependencies(footprint: list[Effect], last: list[int], writer: dict[str, in
                 enablers.add(w)
         if e.access == WRITE:
             deps.update(readers.get(e.obj, ()))
+    if is_any:
+        deps.update(k for k in last if k >= 0)
     if last_any >= 0:
         deps.add(last_any)
     return deps, enablers, is_any
