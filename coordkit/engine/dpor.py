@@ -15,7 +15,9 @@ have gone first (SCHED-32).  A step that only began to wait on an object that wa
 every waiter (``points.stutters``) reads that object, and neither races with nor orders
 anything after it: running a later step first only lets the waiter do its operation
 later, which the step that resumes it does.  For the same reason a thread's end does not
-race with a join of it, nor an Event's set with a wait (``points.lets_proceed``).
+race with a join of it, nor an Event's set with a wait, nor a lock's release with a
+blocking acquire (``points.lets_proceed``), when the later step does that operation
+before anything but joins of ended threads.
 Two acquires of one lock race even when ordered through the release between them,
 so that the other order of the two critical sections is tried (as Nidhugg orders
 mutex locks).  ``initials(i, j)`` is the set of threads that can
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from coordkit.engine.points import ANY, READ, WRITE, Effect, Step, lets_proceed, stutters
+from coordkit.engine.points import ANY, PROCEEDING, READ, WRITE, Effect, Step, lets_proceed, stutters
 
 __all__ = ["HappensBefore"]
 
@@ -65,29 +67,36 @@ class HappensBefore:
         last_acquire: dict[str, int] = {}  # lock -> the acquire that began its latest hold
         holds: dict[str, list[int]] = {}  # lock -> [holder, how many times it holds it]
         self.stutter = [stutters(s) for s in self.steps]
+        zero = [0] * self._n
         for j, step in enumerate(self.steps):
             t = self.tid[j]
+            count[t] += 1
+            self.pos.append(count[t])
+            if not step.footprint and last_any < 0:  # a step that touched nothing shared
+                clock = list(self.clock[last[t]]) if last[t] >= 0 else list(zero)
+                clock[t] = count[t]
+                self.clock.append(clock)
+                last[t] = j
+                continue
             footprint = _as_read(step.footprint) if self.stutter[j] else step.footprint
             deps, enablers, is_any = _dependencies(footprint, last, writer, readers, last_any)
             preds = set(deps)
             if last[t] >= 0:
                 preds.add(last[t])
-            clock = [0] * self._n
+            clock = zero
             for k in preds:
-                ck = self.clock[k]
-                for u in range(self._n):
-                    if ck[u] > clock[u]:
-                        clock[u] = ck[u]
-            count[t] += 1
+                clock = list(map(max, clock, self.clock[k]))
+            clock = list(clock) if clock is zero else clock
             clock[t] = count[t]
             self.clock.append(clock)
-            self.pos.append(count[t])
             acquired = [] if self.stutter[j] else _holds_begun(step, holds)
             if j >= races_from:
-                candidates = {i for i in deps - enablers if not self.stutter[i]
-                              and not _only_lets_proceed(self.steps[i], step)}
+                proceeds = any(e.op in PROCEEDING for e in footprint)
+                candidates = {i for i in deps - enablers if not self.stutter[i] and not (
+                    proceeds and _only_lets_proceed(self.steps[i], step))}
+                start = len(self.races)
                 self._races_into(j, candidates, preds)
-                self._lock_races(j, acquired, last_acquire)
+                self._lock_races(j, acquired, last_acquire, start)
             for lock in acquired:
                 last_acquire[lock] = j
             if is_any:
@@ -107,12 +116,13 @@ class HappensBefore:
             if not any(k != i and self.clock[k][ti] >= pi for k in preds):
                 self.races.append((i, j))
 
-    def _lock_races(self, j: int, acquired: list[str], last_acquire: dict[str, int]) -> None:
+    def _lock_races(self, j: int, acquired: list[str], last_acquire: dict[str, int],
+                    start: int) -> None:
         """Acquire against acquire: the previous critical section of each lock ``j`` takes,
-        by another thread, races with ``j``'s."""
+        by another thread, races with ``j``'s (unless a race from ``start`` on has it)."""
         for lock in acquired:
             i = last_acquire.get(lock)
-            if i is not None and self.tid[i] != self.tid[j] and (i, j) not in self.races:
+            if i is not None and self.tid[i] != self.tid[j] and (i, j) not in self.races[start:]:
                 self.races.append((i, j))
 
     def initials(self, i: int, j: int) -> set[int]:
@@ -161,14 +171,27 @@ def _holds_begun(step: Step, holds: dict[str, list[int]]) -> list[str]:
 
 def _only_lets_proceed(earlier: Step, later: Step) -> bool:
     """Every conflict between the two steps is one where ``earlier`` only lets ``later``
-    proceed (``points.lets_proceed``) with the operation ``later`` opens with (run first,
-    it would have waited at once): not a race."""
-    opening = (later.point.obj, later.point.op)
-    pairs = [(x, y) for x in earlier.footprint for y in later.footprint
-             if x.obj == y.obj and (x.access == WRITE or y.access == WRITE)]
-    if not pairs or any(e.obj == ANY for e in (*earlier.footprint, *later.footprint)):
+    proceed (``points.lets_proceed``) with an operation ``later`` does before anything
+    but joins (run first, it would have waited there, having changed nothing): not a
+    race.  A join of an ended thread is no point of its own, so it may be inside a
+    line's step, or follow another join in one step."""
+    objs = {x.obj for x in earlier.footprint}
+    if ANY in objs:
         return False
-    return all(lets_proceed(x, y) and (y.obj, y.op) == opening for x, y in pairs)
+    pairs = [(x, y) for y in later.footprint if y.obj in objs
+             for x in earlier.footprint
+             if x.obj == y.obj and (x.access == WRITE or y.access == WRITE)]
+    if not pairs or any(e.obj == ANY for e in later.footprint):
+        return False
+    if not all(lets_proceed(x, y) for x, y in pairs):
+        return False
+    waits = {id(y) for _, y in pairs}
+    for e in later.footprint:
+        if id(e) in waits:
+            return True
+        if e.op != "join":
+            return False
+    return False
 
 
 def _as_read(footprint: list[Effect]) -> list[Effect]:
@@ -182,11 +205,10 @@ def _dependencies(footprint: list[Effect], last: list[int], writer: dict[str, in
     and whether it depends on everything."""
     deps: set[int] = set()
     enablers: set[int] = set()
-    is_any = any(e.obj == ANY for e in footprint)
-    if is_any:
-        deps.update(k for k in last if k >= 0)
+    is_any = False
     for e in footprint:
         if e.obj == ANY:
+            is_any = True
             continue
         w = writer.get(e.obj)
         if w is not None:
@@ -195,6 +217,8 @@ def _dependencies(footprint: list[Effect], last: list[int], writer: dict[str, in
                 enablers.add(w)
         if e.access == WRITE:
             deps.update(readers.get(e.obj, ()))
+    if is_any:
+        deps.update(k for k in last if k >= 0)
     if last_any >= 0:
         deps.add(last_any)
     return deps, enablers, is_any

@@ -33,8 +33,8 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "ANY", "READ", "WRITE", "Effect", "Point", "Step", "access_of", "label_of", "opening_effects",
-    "conflicting", "conflicting_across_runs", "memory_label", "runs",
-    "lets_proceed", "stutters",
+    "conflicting", "memory_label", "runs",
+    "PROCEEDING", "lets_proceed", "stutters",
 ]
 
 READ = "read"
@@ -90,14 +90,17 @@ def _wakes_every_waiter(obj: str) -> bool:
 
 
 # (earlier, later) operations on one such object where the earlier only lets the later
-# go on: had the later run first, it would have waited for the earlier (a stutter).
-# (Not a lock's release and its next acquire: a non-blocking acquire would have failed.)
-_LETS_PROCEED = frozenset({("end", "join"), ("set", "wait")})
+# go on: had the later run first, it would have waited for the earlier (a stutter).  A
+# lock's release and an acquire: a non-blocking or timed acquire would have failed, but
+# it also records a "try" of the lock, a write that no release only lets proceed.
+_LETS_PROCEED = frozenset({("end", "join"), ("set", "wait"), ("release", "acquire")})
+# The operations a step may have been let proceed with.
+PROCEEDING = frozenset(later for _, later in _LETS_PROCEED)
 
 
 def lets_proceed(earlier: Effect, later: Effect) -> bool:
     """Whether ``earlier`` only lets ``later`` proceed (SCHED-32): a thread's end and a
-    join of it, an Event's set and a wait for it."""
+    join of it, an Event's set and a wait for it, a lock's release and an acquire of it."""
     return ((earlier.op, later.op) in _LETS_PROCEED and earlier.obj == later.obj
             and _wakes_every_waiter(earlier.obj))
 
@@ -197,18 +200,6 @@ def memory_label(owner: Any) -> str:
         if name is not None:
             return f"mem:globals:{name}"
     return f"mem:{owner!r}"
-
-
-def conflicting_across_runs(a: list[Effect], b: list[Effect]) -> bool:
-    """``conflicting`` for footprints of two runs: an object named by its ``id`` in one run
-    may be another object in the other, so any two accesses of such objects (one a write)
-    conflict."""
-    return conflicting(_coarse(a), _coarse(b))
-
-
-def _coarse(footprint: list[Effect]) -> list[Effect]:
-    return [e._replace(obj="mem:") if e.obj[4:5].isdigit() and e.obj.startswith("mem:") else e
-            for e in footprint]
 
 
 def conflicting(a: list[Effect], b: list[Effect]) -> bool:

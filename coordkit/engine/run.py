@@ -46,8 +46,8 @@ __all__ = ["MAX_STEPS", "Interrupted", "OpenRun", "Run", "RunOptions", "Session"
 GRANULARITIES = ("auto", "sync", "line")
 RACE_MODES = ("report", "fail", "ignore")
 # Race detection costs: it runs in the first LEARNING_RUNS runs of a session and in every
-# DETECT_EVERY-th after (and in every run that is recorded, keeps footprints, or fails on
-# a race), which is enough to learn where a program races.
+# DETECT_EVERY-th after (and in every run that is recorded or fails on a race), which is
+# enough to learn where a program races.
 LEARNING_RUNS = 8
 DETECT_EVERY = 16
 
@@ -407,7 +407,7 @@ class Session:
             raise Interrupted()
         footprints = footprints or getattr(scheduler, "needs_footprints", False)
         scheduler.begin(run_index)
-        detect = self._detects(run_index, record=record, footprints=footprints)
+        detect = self._detects(run_index, record=record)
         self.detected_runs += detect
         ex = self._current = self.options.execution(scheduler, record=record, footprints=footprints,
                                                     detect=detect, racing=self.racing)
@@ -434,11 +434,11 @@ class Session:
                 run.scheduler_error = exc
         return run
 
-    def _detects(self, run_index: int, *, record: bool, footprints: bool) -> bool:
+    def _detects(self, run_index: int, *, record: bool) -> bool:
         """Whether this run detects races (see ``LEARNING_RUNS``)."""
         options = self.options
-        if footprints or (options.races == "ignore" and options.granularity != "auto"):
-            return footprints
+        if options.races == "ignore" and options.granularity != "auto":
+            return False  # (footprints trace memory accesses without a race detector)
         if options.races == "fail" or record:
             return True
         return run_index < LEARNING_RUNS or run_index % DETECT_EVERY == 0

@@ -116,6 +116,8 @@ class Lock:
             _lock_timeout(blocking, timeout)
         _guard(ex, self)
         ex.point("acquire", self._ck_label)
+        if not blocking or timeout != -1:
+            ex.effect(self, "try")  # it may give up: a release does more than let it go on
         if self._owner is None:
             self._owner = ex.current
             return ex.returned(True)

@@ -138,7 +138,8 @@ def _access(ex: Execution, site: Site, frame: Any) -> None:
     where = location_of(site, named)
     if where is not None:
         owner, field, keep = where
-        ex.access(owner, field, keep, site, _stack(frame))
+        # Only a race report shows the stack; footprints alone do not need it.
+        ex.access(owner, field, keep, site, _stack(frame) if ex.races is not None else ())
 
 
 # What a run cannot control when the program uses it: the real clock (a function bound

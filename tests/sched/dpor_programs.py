@@ -628,5 +628,31 @@ def racy_flag_then_lock():
     report(box["seen"])
 
 
+def write_then_join_in_one_step():
+    """A join of an ended thread is no point: the writer's write shares a step with one
+    (its lock only ends the step before), and the reader's read races with the write
+    through the reader's end only, which the join waits for."""
+    box, seen, ev, lock = [0], [], threading.Event(), threading.Lock()
+
+    def read():
+        seen.append(box[0])
+        ev.set()
+
+    reader = threading.Thread(target=read)
+
+    def write():
+        with lock:
+            pass
+        box[0] = 1
+        reader.join()
+
+    writer = threading.Thread(target=write)
+    reader.start()
+    writer.start()
+    reader.join()
+    writer.join()
+    report(tuple(seen))
+
+
 # Plain variables written by two threads without synchronisation.
-RACY = [racy_appends, racy_flag_then_lock]
+RACY = [racy_appends, racy_flag_then_lock, write_then_join_in_one_step]

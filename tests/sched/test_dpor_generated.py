@@ -1,8 +1,9 @@
 """DPOR against the unreduced search on generated programs (SCHED-37).
 
 Hypothesis builds small programs: 2 threads of 2 or 3 operations, or 3 threads of 1
-or 2, over two locks, an Event, a Condition, a queue and the liveness of the thread
-started before (the main thread runs the first plan itself).  Each thread keeps what it
+or 2, over two locks (one also tried without blocking), an Event, a Condition, a queue
+and the liveness of the thread started before, or a join of it (the main thread runs
+the first plan itself).  Each thread keeps what it
 observed; the main thread joins the others and reports every observation and the logs
 written under the locks.  The set of outcomes of DPOR's unbounded level must equal that
 of the unreduced search.  A program whose unreduced search needs more than
@@ -21,8 +22,8 @@ from hypothesis import strategies as st
 
 from tests.sched.dpor_oracle import compare, report
 
-OPS = ["lock0", "lock1", "set", "clear", "is_set", "wait", "notify", "cwait", "put", "get",
-       "alive"]
+OPS = ["lock0", "lock1", "try0", "set", "clear", "is_set", "wait", "notify", "cwait", "put",
+       "get", "alive", "join"]
 
 
 def _program(plan: tuple[tuple[str, ...], ...]):
@@ -58,6 +59,12 @@ def _do(op, i, locks, ev, cond, q, shared, threads):
         with locks[k]:
             shared[k].append(i)
         return None
+    if op == "try0":  # a release does not only let a non-blocking acquire proceed
+        if not locks[0].acquire(blocking=False):
+            return False
+        shared[0].append(i)
+        locks[0].release()
+        return True
     if op == "set":
         return ev.set()
     if op == "clear":
@@ -79,6 +86,8 @@ def _do(op, i, locks, ev, cond, q, shared, threads):
             return q.get(timeout=0.1)
         except queue.Empty:
             return "empty"
+    if op == "join":  # the thread started before (not the main thread, which joins all)
+        return threads[i - 1].join() if i > 1 else None
     return threads[i - 1].is_alive() if i else None  # "alive": the thread started before
 
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from coordkit.engine.dpor import HappensBefore
-from coordkit.engine.points import ANY, Effect, Point, Step, conflicting_across_runs, stutters
+from coordkit.engine.points import ANY, WRITE, Effect, Point, Step, stutters
 from coordkit.engine.schedulers.base import PRUNE, FinishedRun, Scheduler, check_flag, check_int
 from coordkit.errors import TraceDivergedError
 
@@ -30,6 +30,35 @@ __all__ = ["DFSScheduler", "ITERATIVE_BOUNDS"]
 
 # The bounds an unbounded search tries before it searches without one (SCHED-34).
 ITERATIVE_BOUNDS = (0, 1, 2)
+
+# What sleep sets compare of a step: whether it depends on everything, the objects it
+# reads, the objects it writes.
+_Summary = tuple[bool, frozenset[str], frozenset[str]]
+_EVERYTHING: _Summary = (True, frozenset(), frozenset())
+
+
+def _summary(footprint: list[Effect]) -> _Summary:
+    """A footprint as sleep sets compare it with a step of another run: an object named by
+    its ``id`` (``mem:<id>``) may be another object there, so all are one, ``mem:``."""
+    reads: set[str] = set()
+    writes: set[str] = set()
+    for e in footprint:
+        obj = e.obj
+        if obj == ANY:
+            return _EVERYTHING
+        if obj[4:5].isdigit() and obj.startswith("mem:"):
+            obj = "mem:"
+        (writes if e.access == WRITE else reads).add(obj)
+    return False, frozenset(reads), frozenset(writes)
+
+
+def _conflict(a: _Summary, b: _Summary) -> bool:
+    """Whether two summarised steps conflict: one object, at least one write (SCHED-30)."""
+    return (a[0] or b[0] or not a[2].isdisjoint(b[1]) or not a[2].isdisjoint(b[2])
+            or not b[2].isdisjoint(a[1]))
+
+
+_MAY_WAIT = frozenset({"acquire", "join"})  # the operations _Waits guesses about
 
 
 class _Waits:
@@ -58,6 +87,7 @@ class _Waits:
         self._seen = len(steps)
 
     def would_wait(self, p: Point) -> bool:
+        """Only for an operation in ``_MAY_WAIT``."""
         if p.op == "acquire":
             return self._held.get(p.obj, p.thread) != p.thread
         return p.op == "join" and p.obj not in self._ended
@@ -71,11 +101,11 @@ class _Node:
     current_runnable: bool  # choosing tids[1:] is a preemption
     preemptions_before: int
     step: int  # index of the step this choice begins
-    sleep: dict[int, list[Effect]]  # thread -> the step it would take: explored elsewhere
+    sleep: dict[int, _Summary]  # thread -> the step it would take: explored elsewhere
     chosen: int = -1  # a thread id
     backtrack: set[int] = field(default_factory=set)
     done: set[int] = field(default_factory=set)
-    taken: dict[int, list[Effect]] = field(default_factory=dict)  # thread -> its step here
+    taken: dict[int, _Summary] = field(default_factory=dict)  # thread -> its step here
     forced: bool = False  # every other thread that could run here was asleep
 
     def cost(self, tid: int) -> int:
@@ -153,7 +183,7 @@ class DFSScheduler(Scheduler):
 
     def choose(self, point: Point, enabled: list[Point]) -> int:
         d = self._depth
-        tids = tuple(p.thread for p in enabled)
+        tids = tuple([p.thread for p in enabled])
         if d < len(self._path):
             node = self._path[d]
             if node.tids != tids:
@@ -185,9 +215,10 @@ class DFSScheduler(Scheduler):
             return None
         node.chosen = allowed[0]
         if self._reduce:
-            self._waits.update(self._history)
-            node.chosen = next((p.thread for p in enabled if p.thread in allowed
-                                and not self._waits.would_wait(p)), allowed[0])
+            if any(p.op in _MAY_WAIT for p in enabled):
+                self._waits.update(self._history)
+                node.chosen = next((p.thread for p in enabled if p.thread in allowed
+                                    and not self._waits.would_wait(p)), allowed[0])
             node.forced = len(allowed) == 1
         node.backtrack = {node.chosen} if self._reduce else set(allowed)
         return node
@@ -198,7 +229,7 @@ class DFSScheduler(Scheduler):
         bound = self.bound
         return bound is None or node.preemptions_before + node.cost(tid) <= bound
 
-    def _sleep_here(self) -> dict[int, list[Effect]]:
+    def _sleep_here(self) -> dict[int, _Summary]:
         """The sleep set at a new choice point: the parent's sleepers and the threads
         explored before its choice, less those a step since then conflicts with.  A
         sleeper that had to run makes the rest of the run a repeat (``_redundant``)."""
@@ -223,8 +254,10 @@ class DFSScheduler(Scheduler):
                 return {}
             if stutters(step):
                 continue  # it changed nothing another thread could see (SCHED-32)
-            for t in [t for t, fp in sleep.items() if conflicting_across_runs(fp, step.footprint)]:
-                del sleep[t]
+            if sleep:
+                here = _summary(step.footprint)
+                for t in [t for t, fp in sleep.items() if _conflict(fp, here)]:
+                    del sleep[t]
         return sleep
 
     # -- after a run ----------------------------------------------------------
@@ -249,7 +282,7 @@ class DFSScheduler(Scheduler):
         """Remember the step each node's chosen thread took (what a sleeper would do)."""
         for node in self._path:
             if node.step < len(steps) and node.chosen not in node.taken:
-                node.taken[node.chosen] = steps[node.step].footprint
+                node.taken[node.chosen] = _summary(steps[node.step].footprint)
 
     def _add_backtracks(self, steps: Sequence[Step]) -> None:
         """For each race of the run's new steps, make sure a thread that starts the
