@@ -57,10 +57,11 @@ class Recorder:
 
     __slots__ = ("events", "memory_traced", "rows", "snapshots", "steps", "taken")
 
-    def __init__(self, *, rows: bool, footprints: bool) -> None:
+    def __init__(self, *, rows: bool, footprints: bool, snapshots: bool = False) -> None:
         self.rows = rows
         self.events: list[Event] = []
-        self.snapshots: Snapshots | None = Snapshots() if rows else None
+        # Only for the viewer: a snapshot walks every thread at every step.
+        self.snapshots: Snapshots | None = Snapshots() if rows and snapshots else None
         self.steps: list[Step] | None = [] if footprints else None
         self.memory_traced = False
         # Operations that took effect so far: a row's step number is its place in that
@@ -75,7 +76,8 @@ class Recorder:
             self.taken += 1
             self.events.append(Event(self.taken, task.tid, point.op, point.obj,
                                      where(sys._getframe(2)), now))
-            self.snapshots.take(task, sys._getframe(2), now, self.taken)  # type: ignore[union-attr]
+            if self.snapshots is not None:
+                self.snapshots.take(task, sys._getframe(2), now, self.taken)
 
     def returned(self, task: Task, value: str, now: float) -> None:
         """``task``'s operation returned ``value``: on its row when nothing came between,

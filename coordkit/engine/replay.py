@@ -60,9 +60,11 @@ def record(
     granularity: str | None = None,
     invariant: Callable[[], Any] | None = None,
     fail_on_thread_exception: bool | None = None,
+    snapshots: bool = False,
 ) -> RunReport:
     """Run ``fn`` under exactly the schedule ``trace`` and return its recorded report,
     failing or not; a schedule that does not fit the program raises ``TraceDivergedError``.
+    With ``snapshots`` the report keeps the world at each step (what the viewer shows).
 
     The options default to what the trace recorded (a trace string or ``Schedule``),
     else to ``explore``'s defaults; a ``granularity`` that contradicts the trace's
@@ -94,7 +96,7 @@ def record(
     )
     scheduler = _scheduler(trace, recorded, strict)
     with Session(options) as session:
-        run = session.run(fn, scheduler, record=True)
+        run = session.run(fn, scheduler, record=True, snapshots=snapshots)
     if run.scheduler_error is not None:
         raise run.scheduler_error
     return RunReport.of(run)

@@ -104,7 +104,7 @@ class RunOptions:
         """True when runs may trace the user's code (lines, accesses, racing sites)."""
         return self.granularity != "sync" or self.races != "ignore"
 
-    def execution(self, scheduler: Any, *, record: bool, footprints: bool = False,
+    def execution(self, scheduler: Any, *, record: bool, snapshots: bool = False, footprints: bool = False,
                   detect: bool = False, racing: frozenset[int] = frozenset()) -> Execution:
         """A new Execution shaped by these options: with a race detector when ``detect``,
         with scheduling points at the ``racing`` sites at auto granularity."""
@@ -119,6 +119,7 @@ class RunOptions:
             tracer=tracer,
             max_steps=self.max_steps,
             record=record,
+            snapshots=snapshots,
             footprints=footprints,
             caller_thread=self.caller_thread,
             fail_on_thread_exception=self.fail_on_thread_exception,
@@ -394,13 +395,15 @@ class Session:
         return ex is not None and not ex.killing and not ex.finished
 
     def run(self, fn: Callable[[], Any], scheduler: Scheduler, *, run_index: int = 0,
-            record: bool = False, footprints: bool = False) -> Run:
-        """Run ``fn`` once under ``scheduler``: ``begin``, the run, ``end``."""
+            record: bool = False, snapshots: bool = False, footprints: bool = False) -> Run:
+        """Run ``fn`` once under ``scheduler``: ``begin``, the run, ``end``; a ``record``ed
+        run keeps rows, and ``snapshots`` of the world at each step (for the viewer)."""
         worker = self._worker
         if worker is None or _thread.get_ident() != worker.ident:
             try:
                 return self.call(lambda: self.run(fn, scheduler, run_index=run_index, record=record,
-                                                  footprints=footprints), per_run=True)
+                                                  snapshots=snapshots, footprints=footprints),
+                                 per_run=True)
             except UncontrolledBlockingError as exc:
                 return self.abandoned(exc)
         if self.interrupted:
@@ -409,7 +412,8 @@ class Session:
         scheduler.begin(run_index)
         detect = self._detects(run_index, record=record)
         self.detected_runs += detect
-        ex = self._current = self.options.execution(scheduler, record=record, footprints=footprints,
+        ex = self._current = self.options.execution(scheduler, record=record, snapshots=snapshots,
+                                                    footprints=footprints,
                                                     detect=detect, racing=self.racing)
         if footprints and ex.recorder is not None and ex.recorder.steps is not None:
             observe = getattr(scheduler, "observe", None)

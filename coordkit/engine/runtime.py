@@ -157,6 +157,7 @@ class Execution:
         tracer: Any = None,
         max_steps: int = 20_000,
         record: bool = False,
+        snapshots: bool = False,
         footprints: bool = False,
         caller_thread: threading.Thread | None = None,
         fail_on_thread_exception: bool = True,
@@ -183,7 +184,8 @@ class Execution:
         self.choices: list[tuple[int, int]] = []  # (number of candidates, choice)
         self.preemptions = 0
         # What the run keeps beyond its outcome (None: nothing, as in an exploration's runs).
-        self.recorder = Recorder(rows=record, footprints=footprints) if record or footprints else None
+        self.recorder = (Recorder(rows=record, footprints=footprints, snapshots=snapshots)
+                         if record or footprints else None)
         self._choices_at_step = 0  # len(choices) when the last step began (see _begin_step)
         self.failure: Failure | None = None
         self.finished = False

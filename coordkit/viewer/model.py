@@ -144,7 +144,7 @@ def passing_neighbour(fn: Callable[[], Any], schedule: Schedule, *,
         return None, "No passing neighbour: the failing schedule has no preemption to take back."
     neighbour, point = found
     try:
-        report = record(fn, neighbour, strict=False, invariant=invariant)
+        report = record(fn, neighbour, strict=False, invariant=invariant, snapshots=True)
     except Exception as exc:  # the neighbour's own problem is not the page's
         return None, f"No passing neighbour: its replay raised {type(exc).__name__}: {exc}"
     if report.failure is not None:

@@ -39,7 +39,7 @@ def replayed_page(fn: Callable[[], Any], trace: str | Schedule, *,
     """``view_page`` and the replayed run it draws."""
     from coordkit.engine.replay import record
 
-    report = record(fn, trace, strict=True, invariant=invariant)
+    report = record(fn, trace, strict=True, invariant=invariant, snapshots=True)
     main = report_pane(report)
     main["start"] = main["failing"]
     panes = [("main", "The failing run" if report.failure else "The run", main)]

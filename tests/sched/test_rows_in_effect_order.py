@@ -42,8 +42,9 @@ class SwitchAt(Scheduler):
 
 
 def recorded(fn: Any, scheduler: Scheduler, **options: Any) -> RunReport:
+    """A recorded run, with the viewer's snapshots (they must change nothing in it)."""
     with Session(RunOptions(**options)) as session:
-        run = session.run(fn, scheduler, record=True)
+        run = session.run(fn, scheduler, record=True, snapshots=True)
     assert run.scheduler_error is None
     return RunReport.of(run)
 

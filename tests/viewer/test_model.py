@@ -27,11 +27,15 @@ from tests.viewer._pages import step_rows
 
 
 def test_only_runs_that_record_rows_keep_snapshots():
-    # VIEW-1: an exploration's runs keep no rows, so they take no snapshots.
-    assert Recorder(rows=False, footprints=True).snapshots is None
-    assert Recorder(rows=True, footprints=False).snapshots == []
+    # VIEW-1: an exploration's runs keep no rows, so they take no snapshots; a replay
+    # takes them only for the viewer (a snapshot walks every thread at every step).
+    assert Recorder(rows=False, footprints=True, snapshots=True).snapshots is None
+    assert Recorder(rows=True, footprints=False).snapshots is None
+    assert Recorder(rows=True, footprints=False, snapshots=True).snapshots == []
     result = coordkit.explore(lock_order_deadlock, seed=3, max_schedules=200)
-    report = result.failure.report  # a replay of the shrunk schedule: one snapshot a step
+    assert result.failure.report.snapshots == [] and record(lock_order_deadlock,
+                                                            result.failure.trace).snapshots == []
+    report = record(lock_order_deadlock, result.failure.trace, snapshots=True)  # one a step
     assert len(report.snapshots) == report.steps == len(step_rows(report))
     assert [s["step"] for s in report.snapshots] == [e.step for e in step_rows(report)]
 
@@ -81,7 +85,7 @@ def test_a_snapshot_shows_each_object_and_reading_it_is_no_step():
     # VIEW-1: a strict replay with snapshots follows the schedule of a run without them,
     # step for step, though every snapshot reads _Locking's repr, which takes a lock.
     schedule = _unrecorded(_objects_program)
-    report = record(_objects_program, schedule, strict=True)
+    report = record(_objects_program, schedule, strict=True, snapshots=True)
     assert report.failure is None and report.steps == len(report.snapshots)
     last = {o["label"]: o for o in report.snapshots[-1]["objects"]}
     first = {o["label"]: o for o in report.snapshots[0]["objects"]}
@@ -97,7 +101,7 @@ def test_a_snapshot_shows_each_object_and_reading_it_is_no_step():
 
 def test_the_panes_step_count_is_the_runs_steps():
     # VIEW-2: rows that are not steps (call, block) are inside a step, not counted.
-    report = record(_objects_program, _unrecorded(_objects_program), strict=True)
+    report = record(_objects_program, _unrecorded(_objects_program), strict=True, snapshots=True)
     pane = report_pane(report)
     assert pane["total"] == report.steps < len(report.events)
     assert any(row["calls"] for row in pane["rows"]) and any(row["blocks"] for row in pane["rows"])
@@ -156,7 +160,7 @@ def test_a_long_run_keeps_the_world_at_its_first_steps_only(monkeypatch):
 
     found = coordkit.explore(lock_order_deadlock, seed=3, max_schedules=200).failure
     monkeypatch.setattr(Snapshots, "LIMIT", 3)
-    report = record(lock_order_deadlock, found.trace)
+    report = record(lock_order_deadlock, found.trace, snapshots=True)
     assert len(report.snapshots) == 3 < report.steps
     pane = report_pane(report)
     assert pane["total"] == report.steps and len(pane["snapshots"]) == 3
