@@ -183,9 +183,7 @@ class Execution:
         self.steps = 0
         self.choices: list[tuple[int, int]] = []  # (number of candidates, choice)
         self.preemptions = 0
-        # What the run keeps beyond its outcome (None: nothing, as in an exploration's runs).
-        self.recorder = (Recorder(rows=record, footprints=footprints, snapshots=snapshots)
-                         if record or footprints else None)
+        self._keep(record=record, footprints=footprints, snapshots=snapshots)
         self._choices_at_step = 0  # len(choices) when the last step began (see _begin_step)
         self.failure: Failure | None = None
         self.finished = False
@@ -205,12 +203,6 @@ class Execution:
         self.open_ended = False
         self.horizon: float | None = None
         self.thread_exceptions: list[tuple[str, BaseException]] = []
-        # A recorded run keeps what explains its failure: the locks it made (who holds
-        # what), and each preemption (see ``cause``).
-        # Held weakly: a replay keeps no object of the program alive.
-        self.locks: weakref.WeakSet[Any] | None = weakref.WeakSet() if record else None
-        self.preempted: list[Preemption] = []
-        self.helpers: set[int] = set()  # coordkit's own threads (join watchers), by tid
         self._nondaemon_alive = 0
         self._runnable = 0  # tasks whose state is RUNNABLE (a fast path when only one is)
         self._driver: greenlet.greenlet | None = None
@@ -218,6 +210,18 @@ class Execution:
         self._streak = 0  # choice points in a row at which the current thread stayed
         self._idle_yields = 0  # sleep(0)s in a row with no other thread able to run
         self._outer_excepthook = threading.excepthook
+
+    def _keep(self, *, record: bool, footprints: bool, snapshots: bool) -> None:
+        """What the run keeps beyond its outcome (an exploration's runs: nothing): rows
+        (``record``), the viewer's ``snapshots``, ``footprints`` for DPOR; and, to explain
+        a recorded run's failure, the locks it made (who holds what; held weakly, so a
+        replay keeps no object of the program alive), its preemptions (see ``cause``)
+        and coordkit's own threads (join watchers, by tid)."""
+        self.recorder = (Recorder(rows=record, footprints=footprints, snapshots=snapshots)
+                         if record or footprints else None)
+        self.locks: weakref.WeakSet[Any] | None = weakref.WeakSet() if record else None
+        self.preempted: list[Preemption] = []
+        self.helpers: set[int] = set()
 
     def set_step_limit(self, limit: int) -> None:
         """The run may take ``limit`` steps, and make a bounded number of choices: its
