@@ -566,11 +566,12 @@ def _show_page(trace: str, target: str | None) -> tuple[str, str]:
     if target is None:
         from types import SimpleNamespace
 
+        from coordkit.engine.record import is_step
         from coordkit.viewer import render_html
 
         data = _load_report(trace, None)
         events = [SimpleNamespace(**e) for e in data["events"]]
-        steps = sum(1 for e in events if e.kind not in ("call", "block"))
+        steps = sum(1 for e in events if is_step(e))
         page = render_html(events, data["thread_names"], title=f"coordkit: {data['target']}",
                            failure=data["failure"], trace=data["trace"])
         return page, (f"{steps} steps, {len(data['thread_names'])} threads; pass --target "

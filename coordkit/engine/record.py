@@ -15,7 +15,7 @@ from coordkit.engine.points import Effect, Step, access_of, label_of, opening_ef
 from coordkit.engine.snapshots import Snapshots
 from coordkit.engine.task import Task
 
-__all__ = ["Event", "Recorder", "shown"]
+__all__ = ["Event", "Recorder", "is_step", "row_text", "shown"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,26 @@ class Event:
     time: float
     result: str = ""
     returned: bool = False  # the row of a blocking operation's return, after its wait
+
+
+def is_step(row: Any) -> bool:
+    """Whether a row is a step of its own: not the start of a high-level operation
+    (``call``), a park (``block``) or a return after a wait (TRACE-7).  ``row`` may be
+    an ``Event`` or a saved report's row, which may predate ``returned``."""
+    return row.kind not in ("call", "block") and not getattr(row, "returned", False)
+
+
+def row_text(row: Any) -> str:
+    """What a row that is no ``call`` says: ``blocks on Lock#1 held by T0``,
+    ``acquire Lock#1 -> True``, or ``... acquire Lock#1 -> True`` for a return after a
+    wait.  Rows of saved reports may predate results."""
+    if row.kind == "block":
+        return f"blocks on {row.target}"
+    text = f"{row.kind} {row.target}".strip()
+    result = getattr(row, "result", "")
+    if result:
+        text = f"{'... ' if getattr(row, 'returned', False) else ''}{text} -> {result}"
+    return text
 
 
 _SHOWN_AS_IS = (bool, int, float, str, bytes, type(None))

@@ -16,6 +16,7 @@ from typing import Any
 from coordkit.engine.cause import Preemption
 from coordkit.engine.explain import Explanation, explain
 from coordkit.engine.races import Race
+from coordkit.engine.record import is_step, row_text
 from coordkit.engine.run import MAX_STEPS, Run
 from coordkit.engine.runtime import Event, Failure
 from coordkit.engine.trace import Schedule
@@ -130,7 +131,7 @@ class RunReport:
 
     def table(self) -> str:
         """The run as a table: one row per step, one column per thread."""
-        steps = [e.step for e in self.events if e.kind != "call"]
+        steps = [e.step for e in self.events if is_step(e)]
         failing = steps[-1] if self.failure is not None and steps else None
         return render_table(self.events, self.thread_names, failing_step=failing)
 
@@ -299,11 +300,7 @@ def render_table(events: Sequence, thread_names: Sequence[str], *, failing_step:
             cells[ev.tid] = visible(f"» {ev.target}")[:width]
             rows.append([" ", *cells])
             continue
-        text = f"blocks on {ev.target}" if ev.kind == "block" else f"{ev.kind} {ev.target}".strip()
-        result = getattr(ev, "result", "")  # rows of saved reports may predate results
-        if result:
-            text = f"{'... ' if getattr(ev, 'returned', False) else ''}{text} -> {result}"
-        cells[ev.tid] = _cell(visible(text), visible(ev.where.split(" in ")[0]), width)
+        cells[ev.tid] = _cell(visible(row_text(ev)), visible(ev.where.split(" in ")[0]), width)
         mark = ">" if failing_step is not None and ev.step == failing_step else " "
         # A return after a wait continues its operation's step: no number of its own.
         rows.append([mark if getattr(ev, "returned", False) else f"{mark}{ev.step}", *cells])

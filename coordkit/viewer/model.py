@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from coordkit.engine.record import is_step, row_text
 from coordkit.engine.report import RunReport, visible
 from coordkit.engine.trace import Schedule
 
 __all__ = ["first_difference", "neighbour_schedule", "pane", "passing_neighbour", "report_pane"]
 
-_NOT_STEPS = ("call", "block")
 _NAME_LIMIT = 40
 
 
@@ -48,16 +48,12 @@ def pane(events: Sequence[Any], thread_names: Sequence[str], *, failure: str | N
     for e in events:
         if e.kind == "call":
             pending_calls.append(e.target)
-        elif e.kind == "block" or getattr(e, "returned", False):
+        elif not is_step(e):
             # A wait, or the return that ends one (TRACE-7): a note on the step it came in.
-            text = (f"blocks on {e.target}" if e.kind == "block"
-                    else f"... {e.kind} {e.target} -> {e.result}")
             if rows:
-                rows[-1]["blocks"].append({"tid": int(e.tid), "text": text})
+                rows[-1]["blocks"].append({"tid": int(e.tid), "text": row_text(e)})
         else:
-            result = getattr(e, "result", "")  # rows of saved reports may predate results
-            op = f"{e.kind} {e.target}".strip() + (f" -> {result}" if result else "")
-            rows.append({"step": int(e.step), "tid": int(e.tid), "op": op, "where": e.where,
+            rows.append({"step": int(e.step), "tid": int(e.tid), "op": row_text(e), "where": e.where,
                          "time": float(e.time), "calls": pending_calls, "blocks": []})
             pending_calls = []
     # A snapshot per step from the first on (a long run keeps the first Snapshots.LIMIT).
