@@ -24,12 +24,33 @@ predicate checks a hand-written loop would make, in the same order.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from coordkit import sync
 
-__all__ = ["WaitQueue", "deadline_after", "time_left"]
+__all__ = ["WaitQueue", "deadline_after", "watch_signals", "time_left"]
+
+# SIG-8: the kernel may hand a process signal to any thread, but CPython runs Python
+# handlers only in the main thread, between bytecodes, and a main thread parked in a
+# lock wait is not woken for a signal another thread took.  While a stop_on_signals
+# block is active, a wait in the real main thread therefore parks in slices this long.
+SIGNAL_CHECK_SECS = 0.2
+_signal_watches = 0  # active stop_on_signals blocks
+
+
+def watch_signals(active: bool) -> None:
+    """A stop_on_signals block begins (True) or ends (False); see SIG-8."""
+    global _signal_watches
+    _signal_watches += 1 if active else -1
+
+
+def _park_limit() -> float | None:
+    """The longest one park may last: SIGNAL_CHECK_SECS on a watched main thread, else None."""
+    if not _signal_watches or sync.controller() is not None:
+        return None
+    return SIGNAL_CHECK_SECS if threading.current_thread() is threading.main_thread() else None
 
 
 def deadline_after(timeout: float | None) -> float | None:
@@ -74,13 +95,14 @@ class WaitQueue:
         parked = self._parked
         try:
             while not ready():
+                limit = _park_limit()
                 if deadline is None:
-                    parked.wait()
+                    parked.wait(limit)
                     continue
                 remaining = time_left(deadline)
                 if remaining <= 0:
                     break
-                parked.wait(remaining)
+                parked.wait(remaining if limit is None else min(remaining, limit))
             else:
                 return True
         except BaseException:

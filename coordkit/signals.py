@@ -3,7 +3,7 @@
 Python delivers SIGINT to the main thread as a KeyboardInterrupt wherever it
 happens to be, and SIGTERM kills the process outright; either way the worker
 threads get no chance to finish. ``stop_on_signals(coord)`` changes that for the
-duration of a ``with`` block (the rules are SIG-1..7 in ``specs/pipeline.md``)::
+duration of a ``with`` block (the rules are SIG-1..8 in ``specs/pipeline.md``)::
 
     coord = coordkit.Coordinator()
     with coordkit.stop_on_signals(coord, grace_period_secs=30):
@@ -41,6 +41,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from coordkit import sync
+from coordkit._waiting import watch_signals
 
 __all__ = ["SignalStop", "stop_on_signals"]
 
@@ -59,7 +60,7 @@ def _signal_name(signum: int) -> str:
 
 
 class SignalStop:
-    """The context manager ``stop_on_signals`` returns (SIG-1..7); enter it once.
+    """The context manager ``stop_on_signals`` returns (SIG-1..8); enter it once.
 
     ``received`` lists the handled signals that arrived, in order (an expired
     grace period counts as the first signal arriving again).
@@ -177,6 +178,7 @@ class SignalStop:
         self._entered = True
         self._helper = sync.Thread(target=self._watch, name="coordkit-signal-watcher", daemon=True)
         self._helper.start()
+        watch_signals(True)  # SIG-8: ended with the helper thread, in _restore
         try:
             for signum in self._signals:
                 self._previous[signum] = signal.signal(signum, self._handle)
@@ -211,6 +213,8 @@ class SignalStop:
         self._mailbox.put(_EXIT)
         if self._helper is not None:
             self._helper.join()
+            self._helper = None
+            watch_signals(False)
         if errors:
             raise errors[0]
 
@@ -249,7 +253,7 @@ def stop_on_signals(
     grace_period_secs: float | None = 120,
     signals: Iterable[int] = _DEFAULT_SIGNALS,
 ) -> SignalStop:
-    """A ``with`` block in which SIGINT/SIGTERM stop ``coord``'s threads in order (SIG-1..7).
+    """A ``with`` block in which SIGINT/SIGTERM stop ``coord``'s threads in order (SIG-1..8).
 
     * Entering (main thread only, outside a controlled run) installs a handler
       for each of ``signals`` and remembers the handlers it replaces (SIG-1).

@@ -1,10 +1,13 @@
 """The child process of tests/unit/test_signals.py: one scenario of stop_on_signals.
 
-    python signal_child.py MODE GRACE
+    python signal_child.py MODE GRACE [relay]
 
 MODE is ``orderly`` (worker threads stop when asked), ``stubborn`` (they ignore
 the stop) or ``pipeline`` (an endless input pipeline in a MonitoredRun). GRACE
-is stop_on_signals' grace period in seconds, or ``none``. The child prints a
+is stop_on_signals' grace period in seconds, or ``none``. With ``relay``, each
+line ``INT`` or ``TERM`` read from stdin is sent as that signal to a worker thread
+(``signal.pthread_kill``), not to the process: the kernel's choice of thread when
+it hands a process signal to a busy main thread (SIG-8). The child prints a
 marker line at each step, flushed, so the test can wait for it before it sends
 the next signal:
 
@@ -44,7 +47,17 @@ def report_stop(coord: coordkit.Coordinator) -> None:
     threading.Thread(target=lambda: coord.wait_for_stop() and say("STOP_REQUESTED"), daemon=True).start()
 
 
-def run_workers(mode: str, grace: float | None) -> None:
+def relay_signals_to(thread: threading.Thread) -> None:
+    """Send each signal named on stdin to ``thread`` (SIG-8), from a daemon thread."""
+
+    def relay() -> None:
+        for line in sys.stdin:
+            signal.pthread_kill(thread.ident, getattr(signal, "SIG" + line.strip()))
+
+    threading.Thread(target=relay, daemon=True).start()
+
+
+def run_workers(mode: str, grace: float | None, relay: bool) -> None:
     """Modes orderly and stubborn: three plain threads under a Coordinator."""
     coord = coordkit.Coordinator()
     never = threading.Event()
@@ -63,6 +76,8 @@ def run_workers(mode: str, grace: float | None) -> None:
         report_stop(coord)
         for t in threads:
             t.start()
+        if relay:
+            relay_signals_to(threads[0])
         say("READY")
         coord.join(threads, stop_grace_period_secs=None)  # no limit: only a signal ends it
         say("JOINED")
@@ -87,6 +102,7 @@ def run_pipeline(grace: float | None) -> None:
 
 def main() -> int:
     mode, grace_arg = sys.argv[1], sys.argv[2]
+    relay = sys.argv[3:] == ["relay"]
     grace = None if grace_arg == "none" else float(grace_arg)
     previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     code = 0
@@ -94,7 +110,7 @@ def main() -> int:
         if mode == "pipeline":
             run_pipeline(grace)
         else:
-            run_workers(mode, grace)
+            run_workers(mode, grace, relay)
     except KeyboardInterrupt:
         say("INTERRUPTED")
         code = 3

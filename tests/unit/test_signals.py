@@ -1,4 +1,4 @@
-"""stop_on_signals against specs/pipeline.md (SIG-1..7).
+"""stop_on_signals against specs/pipeline.md (SIG-1..8).
 
 The signal tests send real SIGINT/SIGTERM to a child process running
 `signal_child.py`, which prints a marker line at each step; the test waits for
@@ -32,11 +32,11 @@ WAIT = 60.0  # seconds; a bound for a marker that should come at once
 class Child:
     """A running signal_child.py whose stdout lines can be waited for."""
 
-    def __init__(self, mode, grace):
+    def __init__(self, mode, grace, *extra):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
         self.proc = subprocess.Popen(
-            [sys.executable, str(CHILD), mode, grace],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+            [sys.executable, str(CHILD), mode, grace, *extra],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )
         self.lines = queue.Queue()
         self.seen = []  # every line so far
@@ -77,6 +77,11 @@ class Child:
     def send(self, sig):
         self.proc.send_signal(sig)
 
+    def relay(self, sig):
+        """Have the child send ``sig`` to one of its worker threads (mode ``relay``)."""
+        self.proc.stdin.write(sig.name.removeprefix("SIG") + "\n")
+        self.proc.stdin.flush()
+
     def finish(self):
         code = self.proc.wait(timeout=WAIT)
         for t in self._readers:
@@ -93,8 +98,8 @@ class Child:
 def child():
     started = []
 
-    def start(mode, grace="none"):
-        c = Child(mode, grace)
+    def start(mode, grace="none", *extra):
+        c = Child(mode, grace, *extra)
         started.append(c)
         return c
 
@@ -133,6 +138,23 @@ def test_second_sigint_raises_keyboard_interrupt(child):
     c.send(signal.SIGINT)
     c.expect("STOP_REQUESTED")
     c.send(signal.SIGINT)
+    c.expect("INTERRUPTED")
+    assert c.expect("RECEIVED") == "RECEIVED SIGINT,SIGINT"
+    assert c.expect("RESTORED") == "RESTORED True True"
+    c.send(signal.SIGINT)
+    c.expect("DEFAULT_HANDLER")
+    assert c.finish() == 3
+
+
+def test_signals_taken_by_a_worker_thread_still_reach_a_blocked_join(child):
+    """SIG-8: the kernel may hand a process signal to any thread; CPython runs the handler only
+    in the main thread, which here is parked in coord.join with no time limit. Both signals go to
+    a worker thread; the first still stops the workers' coordinator, the second still raises."""
+    c = child("stubborn", "none", "relay")
+    c.expect("READY")
+    c.relay(signal.SIGINT)
+    c.expect("STOP_REQUESTED")
+    c.relay(signal.SIGINT)
     c.expect("INTERRUPTED")
     assert c.expect("RECEIVED") == "RECEIVED SIGINT,SIGINT"
     assert c.expect("RESTORED") == "RESTORED True True"
