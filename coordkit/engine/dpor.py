@@ -29,6 +29,7 @@ Pure functions of the steps: nothing here runs anything.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from coordkit.engine.points import ANY, PROCEEDING, READ, WRITE, Effect, Step, lets_proceed, stutters
 
@@ -37,73 +38,120 @@ __all__ = ["HappensBefore"]
 _RUNS = ".run"
 
 
+_MISSING = object()
+
+
 class HappensBefore:
     """The happens-before order of a run's ``steps``, and its races.
 
-    ``races_from`` (a step index) limits the races kept to those whose later step
-    is at or after it (the steps before it were analysed in an earlier run).
+    ``races`` holds the races whose later step is at or after ``races_from`` (the
+    steps before it were analysed in an earlier run).  ``reanalyse`` moves the same
+    object on to the next run: a depth-first search's next run repeats a prefix of
+    this one, whose analysis is kept rather than done again.
     """
 
-    def __init__(self, steps: Sequence[Step], races_from: int = 0) -> None:
-        self.steps = steps
-        self.tid = [s.point.thread for s in steps]
-        nthreads = max(self.tid, default=-1) + 1
-        self._n = nthreads
+    def __init__(self, steps: Sequence[Step] = (), races_from: int = 0) -> None:
+        self.steps: Sequence[Step] = ()
+        self.tid: list[int] = []
         self.pos: list[int] = []  # 1-based position of each step within its thread
         self.clock: list[list[int]] = []
+        self.stutter: list[bool] = []
         self.races: list[tuple[int, int]] = []
-        self._build(races_from)
+        self._n = 0  # threads a clock has room for
+        # What analysing the next step reads, and how to take each step back: the
+        # changes a step made, as (container, key, value before) (_MISSING: no key).
+        self._last: list[int] = []  # each thread's latest step
+        self._count: list[int] = []
+        self._writer: dict[str, int] = {}
+        self._readers: dict[str, tuple[int, ...]] = {}
+        self._last_any = [-1]
+        self._last_acquire: dict[str, int] = {}  # lock -> the acquire that began its latest hold
+        self._holds: dict[str, tuple[int, int]] = {}  # lock -> (holder, how many times it holds it)
+        self._undo: list[list[tuple[Any, Any, Any]]] = []
+        self.reanalyse(steps, races_from)
+
+    def reanalyse(self, steps: Sequence[Step], races_from: int = 0) -> None:
+        """Analyse ``steps``, a run whose first ``races_from`` steps are those of the run
+        analysed last (the same operations, in the same order, with the same labels):
+        only the steps from ``races_from`` on are analysed again."""
+        self._truncate(min(races_from, len(self.tid)))
+        self.steps = steps
+        self.races = []
+        self._room(max((s.point.thread for s in steps[len(self.tid):]), default=-1) + 1)
+        for j in range(len(self.tid), len(steps)):
+            self._add(j, j >= races_from)
 
     def hb(self, i: int, j: int) -> bool:
         """Step ``i`` happens before (or is) step ``j``."""
         return i == j or (i < j and self.clock[j][self.tid[i]] >= self.pos[i])
 
-    def _build(self, races_from: int) -> None:
-        last = [-1] * self._n  # each thread's latest step
-        count = [0] * self._n
-        writer: dict[str, int] = {}
-        readers: dict[str, list[int]] = {}
-        last_any = -1
-        last_acquire: dict[str, int] = {}  # lock -> the acquire that began its latest hold
-        holds: dict[str, list[int]] = {}  # lock -> [holder, how many times it holds it]
-        self.stutter = [stutters(s) for s in self.steps]
-        zero = [0] * self._n
-        for j, step in enumerate(self.steps):
-            t = self.tid[j]
-            count[t] += 1
-            self.pos.append(count[t])
-            if not step.footprint and last_any < 0:  # a step that touched nothing shared
-                clock = list(self.clock[last[t]]) if last[t] >= 0 else list(zero)
-                clock[t] = count[t]
-                self.clock.append(clock)
-                last[t] = j
-                continue
-            footprint = _as_read(step.footprint) if self.stutter[j] else step.footprint
-            deps, enablers, is_any = _dependencies(footprint, last, writer, readers, last_any)
-            preds = set(deps)
-            if last[t] >= 0:
-                preds.add(last[t])
-            clock = zero
-            for k in preds:
-                clock = list(map(max, clock, self.clock[k]))
-            clock = list(clock) if clock is zero else clock
+    def _room(self, n: int) -> None:
+        """Make room for ``n`` threads in every clock."""
+        if n <= self._n:
+            return
+        grow = [0] * (n - self._n)
+        for clock in self.clock:
+            clock.extend(grow)
+        self._last.extend([-1] * (n - self._n))
+        self._count.extend(grow)
+        self._n = n
+
+    def _truncate(self, keep: int) -> None:
+        """Take back the analysis of every step from ``keep`` on."""
+        undo = self._undo
+        while len(undo) > keep:
+            for container, key, before in reversed(undo.pop()):
+                if before is _MISSING:
+                    del container[key]
+                else:
+                    container[key] = before
+        del self.tid[keep:], self.pos[keep:], self.clock[keep:], self.stutter[keep:]
+
+    def _add(self, j: int, find_races: bool) -> None:
+        """Analyse step ``j``: its clock, and (``find_races``) its races."""
+        step = self.steps[j]
+        t = step.point.thread
+        changes: list[tuple[Any, Any, Any]] = []
+        self._undo.append(changes)
+        last, count = self._last, self._count
+        _set(count, t, count[t] + 1, changes)
+        self.tid.append(t)
+        self.pos.append(count[t])
+        stutter = stutters(step)
+        self.stutter.append(stutter)
+        last_any = self._last_any[0]
+        if not step.footprint and last_any < 0:  # a step that touched nothing shared
+            clock = list(self.clock[last[t]]) if last[t] >= 0 else [0] * self._n
             clock[t] = count[t]
             self.clock.append(clock)
-            acquired = [] if self.stutter[j] else _holds_begun(step, holds)
-            if j >= races_from:
-                proceeds = any(e.op in PROCEEDING for e in footprint)
-                candidates = {i for i in deps - enablers if not self.stutter[i] and not (
-                    proceeds and _only_lets_proceed(self.steps[i], step))}
-                start = len(self.races)
-                self._races_into(j, candidates, preds)
-                self._lock_races(j, acquired, last_acquire, start)
-            for lock in acquired:
-                last_acquire[lock] = j
-            if is_any:
-                last_any = j
-            elif not self.stutter[j]:  # a stutter orders nothing of another thread's
-                _index(footprint, j, writer, readers)
-            last[t] = j
+            _set(last, t, j, changes)
+            return
+        footprint = _as_read(step.footprint) if stutter else step.footprint
+        deps, enablers, is_any = _dependencies(footprint, last, self._writer, self._readers,
+                                               last_any)
+        preds = set(deps)
+        if last[t] >= 0:
+            preds.add(last[t])
+        clock = [0] * self._n
+        for k in preds:
+            clock = list(map(max, clock, self.clock[k]))
+        clock[t] = count[t]
+        self.clock.append(clock)
+        acquired = [] if stutter else _holds_begun(step, self._holds, changes)
+        if find_races:
+            proceeds = any(e.op in PROCEEDING for e in footprint)
+            candidates = {i for i in deps - enablers if not self.stutter[i] and not (
+                proceeds and _only_lets_proceed(self.steps[i], step))}
+            start = len(self.races)
+            self._races_into(j, candidates, preds)
+            self._lock_races(j, acquired, start)
+        for lock in acquired:
+            _set(self._last_acquire, lock, j, changes)
+        if is_any:
+            _set(self._last_any, 0, j, changes)
+        elif not stutter:  # a stutter orders nothing of another thread's
+            _index(footprint, j, self._writer, self._readers, changes)
+        _set(last, t, j, changes)
 
     def _races_into(self, j: int, candidates: set[int], preds: set[int]) -> None:
         """The races ``(i, j)``: a conflicting step ``i`` of another thread not ordered
@@ -116,12 +164,11 @@ class HappensBefore:
             if not any(k != i and self.clock[k][ti] >= pi for k in preds):
                 self.races.append((i, j))
 
-    def _lock_races(self, j: int, acquired: list[str], last_acquire: dict[str, int],
-                    start: int) -> None:
+    def _lock_races(self, j: int, acquired: list[str], start: int) -> None:
         """Acquire against acquire: the previous critical section of each lock ``j`` takes,
         by another thread, races with ``j``'s (unless a race from ``start`` on has it)."""
         for lock in acquired:
-            i = last_acquire.get(lock)
+            i = self._last_acquire.get(lock)
             if i is not None and self.tid[i] != self.tid[j] and (i, j) not in self.races[start:]:
                 self.races.append((i, j))
 
@@ -144,7 +191,15 @@ class HappensBefore:
         return out
 
 
-def _holds_begun(step: Step, holds: dict[str, list[int]]) -> list[str]:
+def _set(container: Any, key: Any, value: Any, changes: list[tuple[Any, Any, Any]]) -> None:
+    """``container[key] = value``, noting in ``changes`` how to take it back."""
+    before = container[key] if isinstance(container, list) else container.get(key, _MISSING)
+    changes.append((container, key, before))
+    container[key] = value
+
+
+def _holds_begun(step: Step, holds: dict[str, tuple[int, int]],
+                 changes: list[tuple[Any, Any, Any]]) -> list[str]:
     """The locks ``step`` took while they were free, keeping ``holds`` (each held lock's
     holder and depth) up to date.  An RLock's re-entry begins no hold; an acquire while
     another thread holds the lock did not take it (a try that failed, or a wait that
@@ -158,13 +213,16 @@ def _holds_begun(step: Step, holds: dict[str, list[int]]) -> list[str]:
         held = holds.get(e.obj)
         if e.op == "acquire":
             if held is None:
-                holds[e.obj] = [t, 1]
+                _set(holds, e.obj, (t, 1), changes)
                 begun.append(e.obj)
             elif held[0] == t:
-                held[1] += 1
+                _set(holds, e.obj, (t, held[1] + 1), changes)
         elif e.op == "release" and held is not None and held[0] == t:
-            held[1] = 0 if waits else held[1] - 1
-            if not held[1]:
+            depth = 0 if waits else held[1] - 1
+            if depth:
+                _set(holds, e.obj, (t, depth), changes)
+            else:
+                changes.append((holds, e.obj, held))
                 del holds[e.obj]
     return begun
 
@@ -199,7 +257,7 @@ def _as_read(footprint: list[Effect]) -> list[Effect]:
 
 
 def _dependencies(footprint: list[Effect], last: list[int], writer: dict[str, int],
-                  readers: dict[str, list[int]], last_any: int) -> tuple[set[int], set[int], bool]:
+                  readers: dict[str, tuple[int, ...]], last_any: int) -> tuple[set[int], set[int], bool]:
     """The earlier steps a step with ``footprint`` conflicts with directly (enough to order
     it after every step it conflicts with), those of them that started or woke its thread,
     and whether it depends on everything."""
@@ -225,13 +283,13 @@ def _dependencies(footprint: list[Effect], last: list[int], writer: dict[str, in
 
 
 def _index(footprint: list[Effect], j: int, writer: dict[str, int],
-           readers: dict[str, list[int]]) -> None:
+           readers: dict[str, tuple[int, ...]], changes: list[tuple[Any, Any, Any]]) -> None:
     """Record step ``j`` as the latest writer or a reader of each object it touched."""
     written = {e.obj for e in footprint if e.access == WRITE}
     for e in footprint:
         if e.obj in written:
             continue
-        readers.setdefault(e.obj, []).append(j)
+        _set(readers, e.obj, readers.get(e.obj, ()) + (j,), changes)
     for obj in written:
-        writer[obj] = j
-        readers[obj] = []
+        _set(writer, obj, j, changes)
+        _set(readers, obj, (), changes)

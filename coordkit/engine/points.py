@@ -28,7 +28,6 @@ Two kinds of effect are not about one object:
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -73,6 +72,8 @@ def opening_effects(point: Point, label: str, *, memory_traced: bool) -> list[Ef
     for a thread's first step (``start`` of itself), that it was started; ``ANY`` where
     the runtime cannot know what the step touches (SCHED-31)."""
     op, obj = point.op, point.obj
+    if op == "line":  # most steps of a line-granularity run
+        return [] if memory_traced else [Effect(ANY, WRITE, op)]
     if op == "start" and obj == label:
         return [Effect(runs(label), READ, "begin")]
     if op in _READS_EVERYTHING or (op in _UNKNOWN_CODE and not memory_traced):
@@ -160,18 +161,34 @@ class Effect(NamedTuple):
     op: str
 
 
-@dataclass
 class Step:
     """One step of a run: the point it opened with and everything it did.
 
     ``choice`` is the index (into the run's choices) of the choice point at which the
     step's thread was picked, or None when it was the only thread that could run.
+    (A plain class with slots: a run makes one per scheduling point.)
     """
 
-    index: int
-    point: Point
-    footprint: list[Effect] = field(default_factory=list)
-    choice: int | None = None
+    __slots__ = ("choice", "footprint", "index", "point")
+
+    def __init__(self, index: int, point: Point, footprint: list[Effect] | None = None,
+                 choice: int | None = None) -> None:
+        self.index = index
+        self.point = point
+        self.footprint: list[Effect] = [] if footprint is None else footprint
+        self.choice = choice
+
+    def __repr__(self) -> str:
+        return (f"Step(index={self.index!r}, point={self.point!r}, "
+                f"footprint={self.footprint!r}, choice={self.choice!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Step):
+            return NotImplemented
+        return (self.index, self.point, self.footprint, self.choice) == (
+            other.index, other.point, other.footprint, other.choice)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass's
 
     @property
     def thread(self) -> int:

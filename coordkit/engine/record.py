@@ -7,11 +7,12 @@ failed); a replay records rows, and a search that reads footprints asks for them
 from __future__ import annotations
 
 import sys
+import weakref
 from dataclasses import dataclass, replace
 from typing import Any
 
 from coordkit.engine.frames import where
-from coordkit.engine.points import Effect, Step, access_of, label_of, opening_effects
+from coordkit.engine.points import Effect, Step, access_of, label_of, memory_label, opening_effects
 from coordkit.engine.snapshots import Snapshots
 from coordkit.engine.task import Task
 
@@ -75,7 +76,8 @@ class Recorder:
     ``memory_traced``: a tracer reports the memory accesses of the code between
     points, so a line's step is not assumed to touch everything."""
 
-    __slots__ = ("events", "memory_traced", "rows", "snapshots", "steps", "taken")
+    __slots__ = ("_memory", "_owners", "events", "memory_traced", "rows", "snapshots", "steps",
+                 "taken")
 
     def __init__(self, *, rows: bool, footprints: bool, snapshots: bool = False) -> None:
         self.rows = rows
@@ -87,6 +89,10 @@ class Recorder:
         # Operations that took effect so far: a row's step number is its place in that
         # order (TRACE-7), not the number of the point its thread reached first.
         self.taken = 0
+        # Memory labels (see ``memory``): owner -> label, and what keeps each owner's
+        # id from being reused while its label stands.
+        self._memory: dict[Any, str] = {}
+        self._owners: list[Any] = []
 
     def point(self, task: Task, now: float) -> None:
         """``task`` goes on from its scheduling point: its operation takes effect now, a
@@ -114,11 +120,13 @@ class Recorder:
     def begin(self, task: Task, choice: int | None) -> None:
         """``task`` runs again (picked at its point, resumed after a wait, or started): a
         new step, opened by the point it is at."""
-        if self.steps is not None:
-            step = Step(len(self.steps), task.pt, choice=choice)
-            step.footprint.extend(opening_effects(task.pt, task.label,
-                                                  memory_traced=self.memory_traced))
-            self.steps.append(step)
+        steps = self.steps
+        if steps is not None:
+            point = task.pt
+            step = Step(len(steps), point, opening_effects(point, task.label,
+                                                           memory_traced=self.memory_traced),
+                        choice)
+            steps.append(step)
             task.step = step
 
     def blocked(self, task: Task, what: str, now: float) -> None:
@@ -137,6 +145,33 @@ class Recorder:
             label = type(target).__name__ + (f" {name!r}" if isinstance(name, str) else "")
         self.events.append(Event(self.taken + 1, task.tid, "call", f"{operation} {label}",
                                  where(sys._getframe(2)), now))
+
+    def memory(self, task: Task, owner: Any, keep: Any, field: Any, access: str) -> None:
+        """``task``'s step reads or writes ``field`` of ``owner`` (an ``id``, or a cell's
+        key; ``keep`` is the object, if any).  An object is labelled ``mem#<n>`` by the
+        order in which the run first touched it, so that two runs that did the same
+        operations label it alike, whatever its address (a search reuses the analysis
+        of a run's prefix in the next run, SCHED-30)."""
+        label = self._memory.get(owner)
+        if label is None:
+            label = self._label_memory(owner, keep)
+        self.effect(task, label, f"{field!r}", access)
+
+    def _label_memory(self, owner: Any, keep: Any) -> str:
+        """A new label for ``owner``.  While the label stands its id must not name another
+        object: the object is held weakly (its label goes when it does) or, when it
+        cannot be (a list, a dict), kept alive for the run, as the race detector does."""
+        label = memory_label(owner)
+        if label.startswith("mem:") and label[4:5].isdigit():
+            label = f"mem#{len(self._owners)}"
+        self._memory[owner] = label
+        if keep is not None:
+            try:
+                keep = weakref.ref(keep, lambda _ref: self._memory.pop(owner, None))
+            except TypeError:
+                pass
+        self._owners.append(keep)
+        return label
 
     def effect(self, task: Task | None, target: Any, op: str, access: str | None = None) -> None:
         """A shared effect of ``task``'s step beyond its opening one (``access`` defaults

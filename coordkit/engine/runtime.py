@@ -48,7 +48,7 @@ from coordkit.engine.failures import (
     step_limit_failure,
     watchdog_failure,
 )
-from coordkit.engine.points import ANY, READ, WRITE, Point, access_of, label_of, memory_label, runs
+from coordkit.engine.points import ANY, READ, WRITE, Point, access_of, label_of, runs
 from coordkit.engine.races import RaceDetector
 from coordkit.engine.record import Event, Recorder, shown
 from coordkit.engine.task import (
@@ -386,6 +386,10 @@ class Execution:
     def end(self) -> None:
         """End every thread still alive; nothing started by the run outlives it."""
         self.killing = True
+        for task in self.tasks:
+            # What unwinding does (a thread's end, its finally blocks) is no step of the
+            # run's: a footprint holds only what a schedule did (SCHED-30).
+            task.step = None
         try:
             with _QUIET_KILL_REPORTS:
                 self._unwind()
@@ -509,7 +513,7 @@ class Execution:
         if recorder is not None and recorder.steps is not None:
             # One object per owner (an item or attribute conflicts with a whole-object
             # access of its owner): DPOR reads these (SCHED-30).
-            recorder.effect(task, memory_label(owner), f"{field!r}", site.access)
+            recorder.memory(task, owner, keep, field, site.access)
 
     def _footprint(self, target: str, op: str, access: str = WRITE) -> None:
         """Add to the running thread's step an effect only DPOR reads (SCHED-31, SCHED-32):

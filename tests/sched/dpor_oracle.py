@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from coordkit.engine.dpor import HappensBefore
 from coordkit.engine.points import Point
 from coordkit.engine.run import RunOptions, Session
 from coordkit.engine.schedulers import DFSScheduler, Scheduler
@@ -100,6 +101,24 @@ def outcomes(program: Callable[[], Any], scheduler: Scheduler, *, granularity: s
     return seen, runs
 
 
+class CheckedDPOR(DFSScheduler):
+    """DPOR whose every incremental analysis is compared with one from scratch (the
+    analysis of a run's prefix is kept for the next run, SCHED-33)."""
+
+    checked = 0
+
+    def _add_backtracks(self, steps):
+        super()._add_backtracks(steps)
+        fresh = HappensBefore(steps, races_from=self._fresh)
+        kept = self._hb
+        width = len(fresh.clock[0]) if fresh.clock else 0  # kept clocks may have more room
+        assert all(not any(c[width:]) for c in kept.clock)
+        assert ([c[:width] for c in kept.clock], kept.pos, kept.tid, kept.stutter) == (
+            fresh.clock, fresh.pos, fresh.tid, fresh.stutter)
+        assert kept.races == fresh.races
+        CheckedDPOR.checked += 1
+
+
 _UNREDUCED: dict[tuple[Callable[[], Any], str], tuple[set, int]] = {}
 
 
@@ -120,7 +139,7 @@ def compare(program: Callable[[], Any], *, granularity: str = "sync",
     with Session(RunOptions(granularity=granularity, max_steps=2_000), quiet=True) as session:
         full, full_runs = unreduced(program, granularity=granularity, max_runs=max_runs,
                                     session=session)
-        dpor = DFSScheduler(max_preemptions=None)
+        dpor = CheckedDPOR(max_preemptions=None)
         reduced, reduced_runs = outcomes(program, dpor, max_runs=max_runs, session=session,
                                          counted=lambda: dpor.bound is None)
     return reduced, full, reduced_runs, full_runs

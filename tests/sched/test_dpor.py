@@ -99,7 +99,7 @@ def test_steps_report_their_memory_accesses(granularity):
     memory, one object per owner: the lost update's read and write of ``box[0]``."""
     _, steps = _steps(programs.lost_update, granularity=granularity)
     box = {e.obj for s in steps if s.thread in (1, 2) for e in s.footprint
-           if e.obj.startswith("mem:") and e.access == WRITE}
+           if e.obj.startswith("mem#") and e.access == WRITE}
     assert len(box) == 1
     (obj,) = box
     accesses = [(s.thread, e.access) for s in steps for e in s.footprint if e.obj == obj]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from coordkit.engine.schedulers import DFSScheduler
-from tests.sched import dpor_programs
-from tests.sched.dpor_oracle import compare, outcomes, unreduced
+from tests.sched import dpor_programs, programs
+from tests.sched.dpor_oracle import CheckedDPOR, compare, outcomes, unreduced
 
 
 @pytest.mark.parametrize("program", dpor_programs.PROGRAMS, ids=lambda p: p.__name__)
@@ -54,3 +54,15 @@ def test_dpor_runs_fewer_schedules_than_the_unreduced_search():
     unreduced; DPOR's last level a few dozen)."""
     _, _, reduced_runs, full_runs = compare(dpor_programs.locked_appends)
     assert reduced_runs * 100 < full_runs
+
+
+@pytest.mark.parametrize("granularity", ["sync", pytest.param("line", marks=programs.needs_line_granularity)])
+def test_a_run_prefix_analysed_once_gives_what_a_fresh_analysis_gives(granularity):
+    """SCHED-33, SCHED-30: a search's next run repeats a prefix of the last one, and the
+    happens-before analysis of that prefix is kept, not done again; memory is labelled
+    by first touch (``mem#<n>``), so the prefix's labels are the same in both runs. On
+    every run of every program, the kept analysis equals one made from scratch."""
+    CheckedDPOR.checked = 0
+    for program in [*dpor_programs.PROGRAMS, *dpor_programs.RACY]:
+        outcomes(program, CheckedDPOR(max_preemptions=None), granularity=granularity)
+    assert CheckedDPOR.checked > 400

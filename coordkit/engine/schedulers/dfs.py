@@ -19,7 +19,6 @@ not yet explored, and goes on with default choices; ``end`` picks the next.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from coordkit.engine.dpor import HappensBefore
 from coordkit.engine.points import ANY, WRITE, Effect, Point, Step, stutters
@@ -38,16 +37,17 @@ _EVERYTHING: _Summary = (True, frozenset(), frozenset())
 
 
 def _summary(footprint: list[Effect]) -> _Summary:
-    """A footprint as sleep sets compare it with a step of another run: an object named by
-    its ``id`` (``mem:<id>``) may be another object there, so all are one, ``mem:``."""
+    """A footprint as sleep sets compare it with a step of another run: memory labelled
+    there (``mem#<n>``, by the order of first touch) may be another object here, so all
+    are one, ``mem#``."""
     reads: set[str] = set()
     writes: set[str] = set()
     for e in footprint:
         obj = e.obj
         if obj == ANY:
             return _EVERYTHING
-        if obj[4:5].isdigit() and obj.startswith("mem:"):
-            obj = "mem:"
+        if obj.startswith("mem#"):
+            obj = "mem#"
         (writes if e.access == WRITE else reads).add(obj)
     return False, frozenset(reads), frozenset(writes)
 
@@ -65,26 +65,44 @@ class _Waits:
     """A guess, from the steps so far, at which threads would only begin to wait if run
     now: those about to acquire a lock another thread holds, or to join a thread that
     has not ended.  It only picks the default at a new choice point (any pick is sound:
-    DPOR tries the others where a race needs them), so a wrong guess costs schedules."""
+    DPOR tries the others where a race needs them), so a wrong guess costs schedules.
+
+    Kept across runs: ``rewind`` takes back the steps a new run does not repeat.
+    """
 
     def __init__(self) -> None:
-        self._seen = 0
         self._held: dict[str, int] = {}
-        self._ended: set[str] = set()
+        self._ended: dict[str, bool] = {}
+        # Per step read, how to take it back: (dict, key, value before or None: no key).
+        self._undo: list[list[tuple[dict, str, int | bool | None]]] = []
+
+    def rewind(self, keep: int) -> None:
+        """Forget the steps from ``keep`` on."""
+        while len(self._undo) > keep:
+            for d, key, before in reversed(self._undo.pop()):
+                if before is None:
+                    del d[key]
+                else:
+                    d[key] = before
 
     def update(self, steps: Sequence[Step]) -> None:
-        for k in range(self._seen, len(steps)):
+        held, ended = self._held, self._ended
+        for k in range(len(self._undo), len(steps)):
             step = steps[k]
+            changes: list[tuple[dict, str, int | bool | None]] = []
+            self._undo.append(changes)
             if stutters(step):
                 continue
             for e in step.footprint:
-                if e.op == "acquire":
-                    self._held[e.obj] = step.thread
-                elif e.op == "release" and self._held.get(e.obj) == step.thread:
-                    del self._held[e.obj]
-                elif e.op == "end":
-                    self._ended.add(e.obj)
-        self._seen = len(steps)
+                op = e.op
+                if op == "acquire":
+                    changes.append((held, e.obj, held.get(e.obj)))
+                    held[e.obj] = step.thread
+                elif op == "release" and held.get(e.obj) == step.thread:
+                    changes.append((held, e.obj, held.pop(e.obj)))
+                elif op == "end" and e.obj not in ended:
+                    changes.append((ended, e.obj, None))
+                    ended[e.obj] = True
 
     def would_wait(self, p: Point) -> bool:
         """Only for an operation in ``_MAY_WAIT``."""
@@ -93,20 +111,24 @@ class _Waits:
         return p.op == "join" and p.obj not in self._ended
 
 
-@dataclass
 class _Node:
     """One choice point on the current path."""
 
-    tids: tuple[int, ...]  # the threads that could run, in the runtime's order
-    current_runnable: bool  # choosing tids[1:] is a preemption
-    preemptions_before: int
-    step: int  # index of the step this choice begins
-    sleep: dict[int, _Summary]  # thread -> the step it would take: explored elsewhere
-    chosen: int = -1  # a thread id
-    backtrack: set[int] = field(default_factory=set)
-    done: set[int] = field(default_factory=set)
-    taken: dict[int, _Summary] = field(default_factory=dict)  # thread -> its step here
-    forced: bool = False  # every other thread that could run here was asleep
+    __slots__ = ("backtrack", "chosen", "current_runnable", "done", "forced",
+                 "preemptions_before", "sleep", "step", "taken", "tids")
+
+    def __init__(self, tids: tuple[int, ...], current_runnable: bool, preemptions_before: int,
+                 step: int, sleep: dict[int, _Summary]) -> None:
+        self.tids = tids  # the threads that could run, in the runtime's order
+        self.current_runnable = current_runnable  # choosing tids[1:] is a preemption
+        self.preemptions_before = preemptions_before
+        self.step = step  # index of the step this choice begins
+        self.sleep = sleep  # thread -> the step it would take: explored elsewhere
+        self.chosen = -1  # a thread id
+        self.backtrack: set[int] = set()
+        self.done: set[int] = set()
+        self.taken: dict[int, _Summary] = {}  # thread -> its step here
+        self.forced = False  # every other thread that could run here was asleep
 
     def cost(self, tid: int) -> int:
         return 1 if self.current_runnable and self.tids[0] != tid else 0
@@ -136,6 +158,7 @@ class DFSScheduler(Scheduler):
         self._depth = 0
         self._preemptions = 0
         self._history: Sequence[Step] = ()
+        self._hb = HappensBefore()  # of the last run analysed, reanalysed from _fresh
         self._waits = _Waits()
         self._fresh = 0  # the first step of the current run that no earlier run took
         self._backtracked: _Node | None = None  # the node whose choice this run changed
@@ -172,7 +195,7 @@ class DFSScheduler(Scheduler):
 
     def observe(self, steps: Sequence[Step]) -> None:
         self._history = steps
-        self._waits = _Waits()
+        self._waits.rewind(self._fresh)  # this run repeats the last one up to _fresh
 
     def begin(self, run_index: int) -> None:
         self._depth = 0
@@ -287,7 +310,8 @@ class DFSScheduler(Scheduler):
     def _add_backtracks(self, steps: Sequence[Step]) -> None:
         """For each race of the run's new steps, make sure a thread that starts the
         reversed schedule is tried at the choice point before the race's first step."""
-        hb = HappensBefore(steps, races_from=self._fresh)
+        hb = self._hb
+        hb.reanalyse(steps, self._fresh)
         for i, j in hb.races:
             choice = steps[i].choice
             if choice is None or choice >= len(self._path):
