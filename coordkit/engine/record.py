@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -76,8 +77,8 @@ class Recorder:
     ``memory_traced``: a tracer reports the memory accesses of the code between
     points, so a line's step is not assumed to touch everything."""
 
-    __slots__ = ("_memory", "_owners", "events", "memory_traced", "rows", "snapshots", "steps",
-                 "taken")
+    __slots__ = ("_memory", "_owners", "events", "known", "memory_traced", "rows", "snapshots",
+                 "steps", "taken")
 
     def __init__(self, *, rows: bool, footprints: bool, snapshots: bool = False) -> None:
         self.rows = rows
@@ -85,6 +86,9 @@ class Recorder:
         # Only for the viewer: a snapshot walks every thread at every step.
         self.snapshots: Snapshots | None = Snapshots() if rows and snapshots else None
         self.steps: list[Step] | None = [] if footprints else None
+        # The steps this run is known to begin with (a search's replayed prefix): reused
+        # as they are reached, not recorded again.
+        self.known: Sequence[Step] = ()
         self.memory_traced = False
         # Operations that took effect so far: a row's step number is its place in that
         # order (TRACE-7), not the number of the point its thread reached first.
@@ -122,6 +126,11 @@ class Recorder:
         new step, opened by the point it is at."""
         steps = self.steps
         if steps is not None:
+            k = len(steps)
+            if k < len(self.known):
+                steps.append(self.known[k])
+                task.step = None  # its effects are known too
+                return
             point = task.pt
             step = Step(len(steps), point, opening_effects(point, task.label,
                                                            memory_traced=self.memory_traced),

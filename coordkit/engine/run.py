@@ -418,7 +418,7 @@ class Session:
         if footprints and ex.recorder is not None and ex.recorder.steps is not None:
             observe = getattr(scheduler, "observe", None)
             if observe is not None:
-                observe(ex.recorder.steps)
+                ex.recorder.known = observe(ex.recorder.steps) or ()
         saved = fresh_thread_names()
         self._run_started = sync.real_monotonic()
         try:

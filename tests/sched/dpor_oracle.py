@@ -102,20 +102,30 @@ def outcomes(program: Callable[[], Any], scheduler: Scheduler, *, granularity: s
 
 
 class CheckedDPOR(DFSScheduler):
-    """DPOR whose every incremental analysis is compared with one from scratch (the
-    analysis of a run's prefix is kept for the next run, SCHED-33)."""
+    """DPOR that checks what it keeps from run to run (SCHED-33): each run is recorded
+    whole, its first ``_fresh`` steps must equal the last run's (the same operations,
+    footprints and memory labels), and the kept happens-before analysis must equal one
+    made from scratch."""
 
     checked = 0
 
+    def observe(self, steps):
+        self._last_run = list(self._history)
+        super().observe(steps)
+        return ()  # record every step: the prefix is compared, not assumed
+
     def _add_backtracks(self, steps):
+        fresh = self._fresh
+        assert [(s.point, s.footprint, s.choice) for s in steps[:fresh]] == [
+            (s.point, s.footprint, s.choice) for s in self._last_run[:fresh]]
         super()._add_backtracks(steps)
-        fresh = HappensBefore(steps, races_from=self._fresh)
+        scratch = HappensBefore(steps, races_from=fresh)
         kept = self._hb
-        width = len(fresh.clock[0]) if fresh.clock else 0  # kept clocks may have more room
+        width = len(scratch.clock[0]) if scratch.clock else 0  # kept clocks may have more room
         assert all(not any(c[width:]) for c in kept.clock)
         assert ([c[:width] for c in kept.clock], kept.pos, kept.tid, kept.stutter) == (
-            fresh.clock, fresh.pos, fresh.tid, fresh.stutter)
-        assert kept.races == fresh.races
+            scratch.clock, scratch.pos, scratch.tid, scratch.stutter)
+        assert kept.races == scratch.races
         CheckedDPOR.checked += 1
 
 

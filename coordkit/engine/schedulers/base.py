@@ -76,6 +76,8 @@ class Scheduler:
     A scheduler whose ``needs_footprints`` is true gets every run's steps with their
     footprints: ``observe(steps)`` hands it, before each run, the list the run appends
     its steps to as they run (read it in ``choose``; it is the run's ``footprints``).
+    It returns the steps the run is known to begin with (a search that replays a prefix
+    of its last run): those are put into the list as they are reached, not recorded again.
     """
 
     name = "scheduler"
@@ -84,8 +86,10 @@ class Scheduler:
     def begin(self, run_index: int) -> None:
         """A new run starts."""
 
-    def observe(self, steps: Sequence[Step]) -> None:
-        """The steps of the run about to begin, as they run (``needs_footprints`` only)."""
+    def observe(self, steps: Sequence[Step]) -> Sequence[Step]:
+        """The steps of the run about to begin, as they run (``needs_footprints`` only);
+        returns the steps the run is known to begin with."""
+        return ()
 
     def choose(self, point: Point, enabled: list[Point]) -> int:
         raise NotImplementedError(

@@ -19,6 +19,7 @@ not yet explored, and goes on with default choices; ``end`` picks the next.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 
 from coordkit.engine.dpor import HappensBefore
 from coordkit.engine.points import ANY, WRITE, Effect, Point, Step, stutters
@@ -58,7 +59,8 @@ def _conflict(a: _Summary, b: _Summary) -> bool:
             or not b[2].isdisjoint(a[1]))
 
 
-_MAY_WAIT = frozenset({"acquire", "join"})  # the operations _Waits guesses about
+_MAY_WAIT = frozenset({"acquire", "join"})
+_thread_of = itemgetter(0)  # a Point's thread  # the operations _Waits guesses about
 
 
 class _Waits:
@@ -193,9 +195,12 @@ class DFSScheduler(Scheduler):
         return (f"all interleavings at {granularity} granularity ({self.classes} equivalence "
                 f"classes in {self.schedules} schedules)")
 
-    def observe(self, steps: Sequence[Step]) -> None:
+    def observe(self, steps: Sequence[Step]) -> Sequence[Step]:
+        """This run repeats the last one up to ``_fresh``: those steps are known."""
+        known = self._history[:self._fresh] if self._reduce else ()
         self._history = steps
-        self._waits.rewind(self._fresh)  # this run repeats the last one up to _fresh
+        self._waits.rewind(self._fresh)
+        return known
 
     def begin(self, run_index: int) -> None:
         self._depth = 0
@@ -206,9 +211,10 @@ class DFSScheduler(Scheduler):
 
     def choose(self, point: Point, enabled: list[Point]) -> int:
         d = self._depth
-        tids = tuple([p.thread for p in enabled])
-        if d < len(self._path):
-            node = self._path[d]
+        tids = tuple(map(_thread_of, enabled))
+        path = self._path
+        if d < len(path):  # replaying the path: most choices of most runs
+            node = path[d]
             if node.tids != tids:
                 raise TraceDivergedError(
                     f"the program is not deterministic: at choice point {d} the runnable threads "
@@ -219,11 +225,15 @@ class DFSScheduler(Scheduler):
             node = self._new_node(point, enabled, tids)
             if node is None:
                 return PRUNE
-            self._path.append(node)
-        self._depth += 1
-        node.done.add(node.chosen)
-        self._preemptions += node.cost(node.chosen)
-        return tids.index(node.chosen)
+            path.append(node)
+        self._depth = d + 1
+        chosen = node.chosen
+        node.done.add(chosen)
+        if tids[0] == chosen:
+            return 0
+        if node.current_runnable:
+            self._preemptions += 1
+        return tids.index(chosen)
 
     def _new_node(self, point: Point, enabled: list[Point], tids: tuple[int, ...]) -> _Node | None:
         """A choice point no run has reached on this path; None to abandon the run (every
