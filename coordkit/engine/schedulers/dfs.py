@@ -163,6 +163,7 @@ class DFSScheduler(Scheduler):
         self._hb = HappensBefore()  # of the last run analysed, reanalysed from _fresh
         self._waits = _Waits()
         self._fresh = 0  # the first step of the current run that no earlier run took
+        self._fresh_node = 0  # the depth of the choice point at which it begins
         self._backtracked: _Node | None = None  # the node whose choice this run changed
         self._redundant: int | None = None  # the step at which the run became a repeat
         self._exhausted = False
@@ -242,19 +243,30 @@ class DFSScheduler(Scheduler):
         if self._redundant is not None:
             return None
         node = _Node(tids, point.thread in tids, self._preemptions, len(self._history),
-                     {t: s for t, s in sleep.items() if t in tids})
-        allowed = [t for t in tids if self._allowed(node, t)]
-        if not allowed:
-            return None
+                     {t: s for t, s in sleep.items() if t in tids} if sleep else {})
+        if node.sleep or self.bound is not None:
+            allowed = [t for t in tids if self._allowed(node, t)]
+            if not allowed:
+                return None
+        else:
+            allowed = list(tids)
         node.chosen = allowed[0]
         if self._reduce:
-            if any(p.op in _MAY_WAIT for p in enabled):
-                self._waits.update(self._history)
-                node.chosen = next((p.thread for p in enabled if p.thread in allowed
-                                    and not self._waits.would_wait(p)), allowed[0])
+            for p in enabled:
+                if p.op in _MAY_WAIT:
+                    node.chosen = self._not_waiting(enabled, allowed)
+                    break
             node.forced = len(allowed) == 1
         node.backtrack = {node.chosen} if self._reduce else set(allowed)
         return node
+
+    def _not_waiting(self, enabled: list[Point], allowed: list[int]) -> int:
+        """The first allowed thread that would not only begin to wait (else the first)."""
+        self._waits.update(self._history)
+        for p in enabled:
+            if p.thread in allowed and not self._waits.would_wait(p):
+                return p.thread
+        return allowed[0]
 
     def _allowed(self, node: _Node, tid: int) -> bool:
         if tid in node.sleep:
@@ -276,10 +288,13 @@ class DFSScheduler(Scheduler):
             # explored (or asleep: explored elsewhere) (SCHED-32).
             self._redundant = parent.step
             return {}
-        sleep = dict(parent.sleep)
-        for t in parent.done:
-            if t != parent.chosen and t in parent.taken:
-                sleep[t] = parent.taken[t]
+        sleep = dict(parent.sleep) if parent.sleep else {}
+        if len(parent.done) > 1:
+            for t in parent.done:
+                if t != parent.chosen and t in parent.taken:
+                    sleep[t] = parent.taken[t]
+        if not sleep:
+            return sleep  # nothing asleep: no step since can wake a sleeper or run one
         for k in range(parent.step, len(self._history)):
             step = self._history[k]
             if step.thread in sleep:
@@ -313,7 +328,7 @@ class DFSScheduler(Scheduler):
 
     def _note_steps(self, steps: Sequence[Step]) -> None:
         """Remember the step each node's chosen thread took (what a sleeper would do)."""
-        for node in self._path:
+        for node in self._path[self._fresh_node:]:  # the earlier ones are noted
             if node.step < len(steps) and node.chosen not in node.taken:
                 node.taken[node.chosen] = _summary(steps[node.step].footprint)
 
@@ -356,6 +371,7 @@ class DFSScheduler(Scheduler):
                 if t in node.backtrack and t not in node.done and self._allowed(node, t):
                     node.chosen = t
                     self._fresh = node.step
+                    self._fresh_node = len(self._path) - 1
                     self._backtracked = node
                     return True
             self._path.pop()
@@ -366,7 +382,7 @@ class DFSScheduler(Scheduler):
         if self._level + 1 < len(self._bounds):
             self._level += 1
             self.schedules = self.classes = 0
-            self._fresh = 0
+            self._fresh = self._fresh_node = 0
             self._backtracked = None
             return
         self._exhausted = True
