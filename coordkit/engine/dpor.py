@@ -64,7 +64,10 @@ class HappensBefore:
         self._count: list[int] = []
         self._writer: dict[str, int] = {}
         self._readers: dict[str, tuple[int, ...]] = {}
-        self._last_any = [-1]
+        self._last_any = -1
+        # Per step, what it replaced: its thread's previous latest step, and _last_any.
+        self._last_before: list[int] = []
+        self._any_before: list[int] = []
         self._last_acquire: dict[str, int] = {}  # lock -> the acquire that began its latest hold
         self._holds: dict[str, tuple[int, int]] = {}  # lock -> (holder, how many times it holds it)
         self._undo: list[list[tuple[Any, Any, Any]]] = []
@@ -98,14 +101,20 @@ class HappensBefore:
 
     def _truncate(self, keep: int) -> None:
         """Take back the analysis of every step from ``keep`` on."""
-        undo = self._undo
+        undo, tid, count, last = self._undo, self.tid, self._count, self._last
         while len(undo) > keep:
+            j = len(undo) - 1
             for container, key, before in reversed(undo.pop()):
                 if before is _MISSING:
                     del container[key]
                 else:
                     container[key] = before
-        del self.tid[keep:], self.pos[keep:], self.clock[keep:], self.stutter[keep:]
+            t = tid[j]
+            count[t] -= 1
+            last[t] = self._last_before[j]
+            self._last_any = self._any_before[j]
+        del tid[keep:], self.pos[keep:], self.clock[keep:], self.stutter[keep:]
+        del self._last_before[keep:], self._any_before[keep:]
 
     def _add(self, j: int, find_races: bool) -> None:
         """Analyse step ``j``: its clock, and (``find_races``) its races."""
@@ -114,29 +123,37 @@ class HappensBefore:
         changes: list[tuple[Any, Any, Any]] = []
         self._undo.append(changes)
         last, count = self._last, self._count
-        _set(count, t, count[t] + 1, changes)
+        last_t = last[t]
+        self._last_before.append(last_t)
+        last[t] = j
+        last_any = self._last_any
+        self._any_before.append(last_any)
+        count[t] = n = count[t] + 1
         self.tid.append(t)
-        self.pos.append(count[t])
+        self.pos.append(n)
         stutter = stutters(step)
         self.stutter.append(stutter)
-        last_any = self._last_any[0]
         if not step.footprint and last_any < 0:  # a step that touched nothing shared
-            clock = list(self.clock[last[t]]) if last[t] >= 0 else [0] * self._n
-            clock[t] = count[t]
+            clock = list(self.clock[last_t]) if last_t >= 0 else [0] * self._n
+            clock[t] = n
             self.clock.append(clock)
-            _set(last, t, j, changes)
             return
         footprint = _as_read(step.footprint) if stutter else step.footprint
         deps, enablers, is_any = _dependencies(footprint, last, self._writer, self._readers,
                                                last_any)
+        deps.discard(j)  # (``last`` already names this step)
         preds = set(deps)
-        if last[t] >= 0:
-            preds.add(last[t])
-        clock = [0] * self._n
-        for k in preds:
-            clock = list(map(max, clock, self.clock[k]))
-        clock[t] = count[t]
-        self.clock.append(clock)
+        if last_t >= 0:
+            preds.add(last_t)
+        clocks = self.clock
+        if not preds:
+            clock = [0] * self._n
+        elif len(preds) == 1:
+            clock = list(clocks[next(iter(preds))])
+        else:
+            clock = list(map(max, *[clocks[k] for k in preds]))
+        clock[t] = n
+        clocks.append(clock)
         acquired = [] if stutter else _holds_begun(step, self._holds, changes)
         if find_races:
             proceeds = any(e.op in PROCEEDING for e in footprint)
@@ -148,10 +165,9 @@ class HappensBefore:
         for lock in acquired:
             _set(self._last_acquire, lock, j, changes)
         if is_any:
-            _set(self._last_any, 0, j, changes)
+            self._last_any = j
         elif not stutter:  # a stutter orders nothing of another thread's
             _index(footprint, j, self._writer, self._readers, changes)
-        _set(last, t, j, changes)
 
     def _races_into(self, j: int, candidates: set[int], preds: set[int]) -> None:
         """The races ``(i, j)``: a conflicting step ``i`` of another thread not ordered
