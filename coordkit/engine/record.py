@@ -127,11 +127,14 @@ class Recorder:
         steps = self.steps
         if steps is not None:
             k = len(steps)
-            if k < len(self.known):
-                steps.append(self.known[k])
-                task.step = None  # its effects are known too
-                return
             point = task.pt
+            if k < len(self.known):
+                if self.known[k].point == point:
+                    steps.append(self.known[k])
+                    task.step = None  # its effects are known too
+                    return
+                self.known = ()  # the run did not repeat (the search says so at its end)
+
             step = Step(len(steps), point, opening_effects(point, task.label,
                                                            memory_traced=self.memory_traced),
                         choice)

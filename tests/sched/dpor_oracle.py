@@ -112,7 +112,8 @@ class CheckedDPOR(DFSScheduler):
     def observe(self, steps):
         self._last_run = list(self._history)
         super().observe(steps)
-        return ()  # record every step: the prefix is compared, not assumed
+        self._known = ()  # record every step: the prefix is compared, not assumed
+        return ()
 
     def _add_backtracks(self, steps):
         fresh = self._fresh

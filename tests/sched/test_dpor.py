@@ -14,6 +14,7 @@ from coordkit.engine.points import ANY, READ, WRITE, Effect, Point, opening_effe
 from coordkit.engine.run import RunOptions, Session
 from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler
 from coordkit.engine.schedulers.dfs import ITERATIVE_BOUNDS
+from coordkit.errors import TraceDivergedError
 from tests.sched import programs
 
 
@@ -329,3 +330,33 @@ def test_three_threads_three_locked_increments_reach_every_lock_order():
     assert result.ok and result.exhausted and len(orders) == 1680
     classes = int(re.search(r"\((\d+) equivalence classes", result.coverage).group(1))
     assert classes == 1680
+
+
+def test_a_program_that_does_not_repeat_its_replayed_prefix_is_not_deterministic():
+    """SCHED-33: DPOR keeps the steps of the prefix a run replays; a program whose replayed
+    steps differ (here the lock the main thread takes depends on how many runs came
+    before, and the runnable threads stay the same) is reported as not deterministic,
+    not explored with steps it did not take (the search used to report it exhausted)."""
+    runs = [0]
+
+    def program():
+        runs[0] += 1
+        lock, other = threading.Lock(), threading.Lock()
+
+        def worker():
+            with lock:
+                pass
+            with lock:
+                pass
+
+        ts = [threading.Thread(target=worker) for _ in range(2)]
+        for t in ts:
+            t.start()
+        with lock if runs[0] < 6 else other:
+            pass
+        for t in ts:
+            t.join()
+
+    with pytest.raises(TraceDivergedError, match=r"not deterministic: step \d+ of the schedule "
+                       r"being replayed was T0 acquire Lock#1 before and is T0 acquire Lock#2"):
+        coordkit.explore(program, strategy=DFSScheduler(None), max_schedules=500, shrink=False)

@@ -161,6 +161,7 @@ class DFSScheduler(Scheduler):
         self._preemptions = 0
         self._history: Sequence[Step] = ()
         self._hb = HappensBefore()  # of the last run analysed, reanalysed from _fresh
+        self._known: Sequence[Step] = ()  # the steps the current run repeats
         self._waits = _Waits()
         self._fresh = 0  # the first step of the current run that no earlier run took
         self._fresh_node = 0  # the depth of the choice point at which it begins
@@ -198,10 +199,23 @@ class DFSScheduler(Scheduler):
 
     def observe(self, steps: Sequence[Step]) -> Sequence[Step]:
         """This run repeats the last one up to ``_fresh``: those steps are known."""
-        known = self._history[:self._fresh] if self._reduce else ()
+        self._known = self._history[:self._fresh] if self._reduce else ()
         self._history = steps
         self._waits.rewind(self._fresh)
-        return known
+        return self._known
+
+    def _check_repeated(self, steps: Sequence[Step]) -> None:
+        """The run took the known steps (the recorder reuses a known step only where the
+        run reached the same point); a program that did something else is not
+        deterministic, and nothing kept from the last run may be used."""
+        known = self._known
+        for k, step in enumerate(known):
+            if k >= len(steps) or steps[k] is not step:
+                now = f"is {steps[k].point}" if k < len(steps) else "never came (the run ended)"
+                raise TraceDivergedError(
+                    f"the program is not deterministic: step {k} of the schedule being "
+                    f"replayed was {step.point} before and {now} (does it read real time, "
+                    "random numbers, or iterate over a set of objects?)")
 
     def begin(self, run_index: int) -> None:
         self._depth = 0
@@ -316,6 +330,7 @@ class DFSScheduler(Scheduler):
         pruned = bool(getattr(run, "pruned", False))
         if self._reduce:
             steps = getattr(run, "footprints", None) or self._history
+            self._check_repeated(steps)
             self._note_steps(steps)
             if not pruned and self._redundant is None:
                 self.classes += 1
