@@ -419,6 +419,7 @@ class Session:
             observe = getattr(scheduler, "observe", None)
             if observe is not None:
                 ex.recorder.known = observe(ex.recorder.steps) or ()
+                ex.replayed = scheduler.replayed() if hasattr(scheduler, "replayed") else ()
         saved = fresh_thread_names()
         self._run_started = sync.real_monotonic()
         try:

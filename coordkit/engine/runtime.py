@@ -31,7 +31,7 @@ import logging
 import sys
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import greenlet
@@ -182,6 +182,9 @@ class Execution:
         self.current: Task | None = None
         self.steps = 0
         self.choices: list[tuple[int, int]] = []  # (number of candidates, choice)
+        # The scheduler's choices at the first choice points, known before the run
+        # (``Scheduler.replayed``): a 0 there is taken without asking.
+        self.replayed: Sequence[int] = ()
         self.preemptions = 0
         self._keep(record=record, footprints=footprints, snapshots=snapshots)
         self._choices_at_step = 0  # len(choices) when the last step began (see _begin_step)
@@ -587,6 +590,8 @@ class Execution:
                 return None
             if self._runnable == 1 and cur is not None and cur.state is RUNNABLE:
                 return cur  # nobody else can run: no choice, and no list to build
+            if self.replayed and cur is not None and self._replays_default(cur):
+                return cur
             enabled = self._enabled(cur)
             if enabled:
                 break
@@ -636,6 +641,18 @@ class Execution:
         if chosen is not cur:
             self._streak = self._idle_yields = 0
         return chosen
+
+    def _replays_default(self, cur: Task) -> bool:
+        """At a choice point the scheduler answered in advance with 0 (``replayed``), and
+        0 is the running thread going on: take it without building the candidates or
+        asking (a replayed prefix is most of a search's choices)."""
+        k = len(self.choices)
+        if (k >= len(self.replayed) or self.replayed[k] or cur.state is not RUNNABLE
+                or cur.yielding or self._streak >= FAIRNESS_BOUND or k >= self.max_choices):
+            return False
+        self.choices.append((self._runnable, 0))
+        self._streak += 1
+        return True
 
     def _preempt(self, cur: Task, chosen: Task) -> None:
         """A choice other than the default (which a yield hands on): ``cur`` could have

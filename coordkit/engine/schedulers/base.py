@@ -91,6 +91,14 @@ class Scheduler:
         returns the steps the run is known to begin with."""
         return ()
 
+    def replayed(self) -> Sequence[int]:
+        """The choices (indices into ``enabled``) the run about to begin makes at its first
+        choice points, known in advance (a search replaying a prefix; called after
+        ``observe``).  Where one is 0 and the running thread can go on, the runtime takes
+        it without asking; a scheduler that says so finds its place in ``choose`` by the
+        steps observed so far."""
+        return ()
+
     def choose(self, point: Point, enabled: list[Point]) -> int:
         raise NotImplementedError(
             f"{type(self).__name__} does not implement choose(point, enabled): subclass "

@@ -162,6 +162,7 @@ class DFSScheduler(Scheduler):
         self._history: Sequence[Step] = ()
         self._hb = HappensBefore()  # of the last run analysed, reanalysed from _fresh
         self._known: Sequence[Step] = ()  # the steps the current run repeats
+        self._indices: list[int] = []  # the index chosen at each node of the path
         self._waits = _Waits()
         self._fresh = 0  # the first step of the current run that no earlier run took
         self._fresh_node = 0  # the depth of the choice point at which it begins
@@ -224,10 +225,20 @@ class DFSScheduler(Scheduler):
 
     # -- one run ------------------------------------------------------------
 
+    def replayed(self) -> Sequence[int]:
+        """The choices before the backtracked one: a run repeats them."""
+        return self._indices[:self._fresh_node] if self._reduce else ()
+
     def choose(self, point: Point, enabled: list[Point]) -> int:
         d = self._depth
-        tids = tuple(map(_thread_of, enabled))
         path = self._path
+        if self._reduce:
+            # The runtime took some replayed defaults without asking: skip their nodes (a
+            # choice point begins the step whose index its node holds).
+            here = len(self._history)
+            while d < len(path) and path[d].step < here:
+                d += 1
+        tids = tuple(map(_thread_of, enabled))
         if d < len(path):  # replaying the path: most choices of most runs
             node = path[d]
             if node.tids != tids:
@@ -244,11 +255,14 @@ class DFSScheduler(Scheduler):
         self._depth = d + 1
         chosen = node.chosen
         node.done.add(chosen)
-        if tids[0] == chosen:
-            return 0
-        if node.current_runnable:
+        index = 0 if tids[0] == chosen else tids.index(chosen)
+        if index and node.current_runnable:
             self._preemptions += 1
-        return tids.index(chosen)
+        if d < len(self._indices):
+            self._indices[d] = index
+        else:
+            self._indices.append(index)
+        return index
 
     def _new_node(self, point: Point, enabled: list[Point], tids: tuple[int, ...]) -> _Node | None:
         """A choice point no run has reached on this path; None to abandon the run (every
@@ -325,7 +339,7 @@ class DFSScheduler(Scheduler):
     # -- after a run ----------------------------------------------------------
 
     def end(self, run: FinishedRun) -> None:
-        del self._path[self._depth:]
+        del self._path[self._depth:], self._indices[self._depth:]
         self.schedules += 1
         pruned = bool(getattr(run, "pruned", False))
         if self._reduce:
