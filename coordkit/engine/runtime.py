@@ -195,6 +195,11 @@ class Execution:
         # The invariant or the scheduler (the caller's code) is running: its operations and
         # accesses are no scheduling points of the program's.
         self._in_callers_code = False
+        # A line point from inside a trace callback is running (see tracing._point): the
+        # thread it switches to, and the caller's code, must run outside that callback.
+        self.in_callback = False
+        # The scheduler is coordkit's own: it runs no code of the user's, traced or not.
+        self._scheduler_untraced = type(scheduler).__module__.startswith("coordkit.")
         self.after_points = False  # points after release/set/notify/put/get/join (RACE-9)
         self._stop = False
         # Open-ended mode (the Harness): the run does not end when its threads do, and
@@ -419,7 +424,7 @@ class Execution:
             self.failure = failure
         self._stop = True
         assert self._driver is not None
-        self._driver.switch()
+        self._resume(self._driver)
         raise Kill()  # a terminated run never resumes its threads, only unwinds them
 
     # -- scheduling -------------------------------------------------------
@@ -443,7 +448,11 @@ class Execution:
             self._switch(nxt)
         if self.recorder is not None:
             self._begin_step(task)
-            self.recorder.point(task, self.clock.now)  # it takes effect now (TRACE-7)
+            if self.in_callback and self.recorder.snapshots is not None:
+                # A snapshot shows the program's objects: their reprs are its code.
+                self._traced(self.recorder.point, task, self.clock.now)
+            else:
+                self.recorder.point(task, self.clock.now)  # it takes effect now (TRACE-7)
         if self.races is not None and obj and kind not in _NOT_SYNCHRONISATION:
             # The thread does its operation now, with no other thread between.
             self.races.synchronise(task.tid, obj, access_of(kind))
@@ -531,7 +540,7 @@ class Execution:
             self._footprint(ANY, "invariant")  # it reads whatever it likes (SCHED-31)
         self._in_callers_code = True
         try:
-            failure = invariant_failure(self.invariant, self.steps, task)  # type: ignore[arg-type]
+            failure = self._traced(invariant_failure, self.invariant, self.steps, task)
         finally:
             self._in_callers_code = False
         if failure is not None:
@@ -550,14 +559,41 @@ class Execution:
     def _switch(self, nxt: Task | None) -> None:
         if nxt is None:  # nothing can run: the driver decides what happens next
             assert self._driver is not None
-            self._driver.switch()
+            self._resume(self._driver)
         else:
             self.current = nxt
             assert nxt.glet is not None
-            nxt.glet.switch()
+            self._resume(nxt.glet)
         # Back in the switching thread: it was picked to run again, or the run is unwinding.
         if self.killing:
             raise Kill()
+
+    def _resume(self, glet: greenlet.greenlet) -> None:
+        """Switch to ``glet``; from inside a trace callback, outside it: the callback state
+        is the OS thread's, and the thread switched to must run traced."""
+        if not self.in_callback:
+            glet.switch()
+            return
+        self.in_callback = False
+        tstate = self.tracer.leave_callback()
+        try:
+            glet.switch()
+        finally:
+            self.tracer.enter_callback(tstate)
+            self.in_callback = True
+
+    def _traced(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)``, the caller's code, run traced as at any point: from inside a
+        trace callback, outside it (its accesses may warn, see ``tracing._access``)."""
+        if not self.in_callback:
+            return fn(*args)
+        self.in_callback = False
+        tstate = self.tracer.leave_callback()
+        try:
+            return fn(*args)
+        finally:
+            self.tracer.enter_callback(tstate)
+            self.in_callback = True
 
     def _enabled(self, cur: Task | None) -> list[Point]:
         """The points of the runnable threads, current first, then round-robin by id after
@@ -605,7 +641,8 @@ class Execution:
         # scheduling point of the program's (traced as user code, it would recurse).
         self._in_callers_code = True
         try:
-            idx = self.scheduler.choose(point, enabled)
+            idx = (self.scheduler.choose(point, enabled) if self._scheduler_untraced
+                   else self._traced(self.scheduler.choose, point, enabled))
         except (Kill, WatchdogTimeout):
             raise
         except BaseException as exc:  # a replay that diverged, a scheduler's own error:

@@ -101,15 +101,16 @@ else:
 
 
 def _point(ex: Execution, kind: str = "line", target: str = "") -> None:
+    """A scheduling point from inside a trace or monitoring callback.  CPython turns
+    tracing off while a callback runs, and coordkit's own code runs faster so; only a
+    switch to another thread (which would then run untraced) and the caller's code
+    (traced as at any other point) leave that state: ``Execution.in_callback``."""
     if not ex.killing:
-        # CPython turns tracing off while a trace or monitoring callback runs. A switch
-        # to another thread from in here would leave that thread untraced, so leave the
-        # "inside a callback" state for the duration of the scheduling point.
-        _leave_tracing(_get_tstate())
+        ex.in_callback = True
         try:
             ex.point(kind, target)
         finally:
-            _enter_tracing(_get_tstate())
+            ex.in_callback = False
 
 
 def _stack(frame: Any) -> tuple[tuple[str, int, str], ...]:
@@ -253,6 +254,19 @@ class Tracer:
             _access(ex, site, frame)
             acted = True
         return acted
+
+    @staticmethod
+    def leave_callback() -> int:
+        """Leave the "inside a callback" state of the OS thread (its thread state, which
+        ``enter_callback`` takes back)."""
+        tstate: int = _get_tstate()
+        _leave_tracing(tstate)
+        return tstate
+
+    @staticmethod
+    def enter_callback(tstate: int) -> None:
+        """Back into the "inside a callback" state that ``leave_callback`` left."""
+        _enter_tracing(tstate)
 
     def install(self, ex: Execution) -> None:
         _install(self)
