@@ -195,9 +195,11 @@ class Execution:
         # The invariant or the scheduler (the caller's code) is running: its operations and
         # accesses are no scheduling points of the program's.
         self._in_callers_code = False
-        # A line point from inside a trace callback is running (see tracing._point): the
-        # thread it switches to, and the caller's code, must run outside that callback.
+        # A scheduling point runs with tracing off, as inside a trace callback (see
+        # tracing._point): the thread it switches to, and the caller's code, must run
+        # outside that state; ``_tstate`` is the OS thread's (see Tracer.thread_state).
         self.in_callback = False
+        self._tstate: int | None = None
         # The scheduler is coordkit's own: it runs no code of the user's, traced or not.
         self._scheduler_untraced = type(scheduler).__module__.startswith("coordkit.")
         self.after_points = False  # points after release/set/notify/put/get/join (RACE-9)
@@ -285,6 +287,8 @@ class Execution:
         assert task is not None
         if self.tracer is not None:
             self.tracer.install(self)
+            if self._tstate is None and self.tracer.thread_state is not None:
+                self._tstate = self.tracer.thread_state()
         if self.recorder is not None:
             self._begin_step(task)
         try:
@@ -431,9 +435,25 @@ class Execution:
 
     def point(self, kind: str, obj: str = "") -> None:
         """A scheduling point: the current thread is about to do ``kind`` on the object
-        labelled ``obj`` (``Lock#2``, ``T1``, a memory location; ``""`` for nothing shared)."""
+        labelled ``obj`` (``Lock#2``, ``T1``, a memory location; ``""`` for nothing shared).
+
+        In a traced run it runs with tracing off: the engine is no user code, and every
+        call it made would otherwise go through the tracer's call hook."""
         if self.killing or self._in_callers_code:
             return
+        if self.in_callback or self._tstate is None:
+            self._reach(kind, obj)
+            return
+        self.tracer.stop_tracing(self._tstate)
+        self.in_callback = True
+        try:
+            self._reach(kind, obj)
+        finally:
+            self.in_callback = False
+            self.tracer.resume_tracing(self._tstate)
+
+    def _reach(self, kind: str, obj: str) -> None:
+        """The current thread reaches a scheduling point (see ``point``)."""
         task = self.current
         assert task is not None
         self.steps += 1
@@ -575,11 +595,11 @@ class Execution:
             glet.switch()
             return
         self.in_callback = False
-        tstate = self.tracer.leave_callback()
+        self.tracer.resume_tracing(self._tstate)
         try:
             glet.switch()
         finally:
-            self.tracer.enter_callback(tstate)
+            self.tracer.stop_tracing(self._tstate)
             self.in_callback = True
 
     def _traced(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -588,11 +608,11 @@ class Execution:
         if not self.in_callback:
             return fn(*args)
         self.in_callback = False
-        tstate = self.tracer.leave_callback()
+        self.tracer.resume_tracing(self._tstate)
         try:
             return fn(*args)
         finally:
-            self.tracer.enter_callback(tstate)
+            self.tracer.stop_tracing(self._tstate)
             self.in_callback = True
 
     def _enabled(self, cur: Task | None) -> list[Point]:

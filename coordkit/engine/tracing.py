@@ -108,10 +108,8 @@ else:
 
 
 def _point(ex: Execution, kind: str = "line", target: str = "") -> None:
-    """A scheduling point from inside a trace or monitoring callback.  CPython turns
-    tracing off while a callback runs, and coordkit's own code runs faster so; only a
-    switch to another thread (which would then run untraced) and the caller's code
-    (traced as at any other point) leave that state: ``Execution.in_callback``."""
+    """A scheduling point from inside a trace or monitoring callback, where CPython has
+    turned tracing off (see ``Execution.in_callback``)."""
     if not ex.killing:
         ex.in_callback = True
         try:
@@ -262,18 +260,12 @@ class Tracer:
             acted = True
         return acted
 
-    @staticmethod
-    def leave_callback() -> int:
-        """Leave the "inside a callback" state of the OS thread (its thread state, which
-        ``enter_callback`` takes back)."""
-        tstate: int = _get_tstate()
-        _leave_tracing(tstate)
-        return tstate
-
-    @staticmethod
-    def enter_callback(tstate: int) -> None:
-        """Back into the "inside a callback" state that ``leave_callback`` left."""
-        _enter_tracing(tstate)
+    # The OS thread's state, and CPython's "inside a trace callback" state on it, for the
+    # run to leave and re-enter around switches (``Execution.point``): foreign functions,
+    # which make no call event of their own.  None where a point cannot switch (3.10).
+    thread_state: Any = _get_tstate if SWITCHES else None
+    stop_tracing: Any = _enter_tracing if SWITCHES else None
+    resume_tracing: Any = _leave_tracing if SWITCHES else None
 
     def install(self, ex: Execution) -> None:
         _install(self)
