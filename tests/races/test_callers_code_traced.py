@@ -6,10 +6,12 @@ from __future__ import annotations
 import threading
 
 import coordkit
+from tests.sched.programs import needs_line_granularity
 
 MADE_BEFORE = threading.Lock()
 
 
+@needs_line_granularity
 def test_an_invariant_checked_only_at_line_points_is_still_traced():
     def program():  # one thread, no synchronisation: every point is a line point
         x = 1
