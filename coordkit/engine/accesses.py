@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 
 from coordkit.engine.points import READ, WRITE
 
-__all__ = ["ANY", "Frame", "Site", "access_sites", "describe", "location_of", "owner_name",
+__all__ = ["ANY", "CodeCache", "Frame", "Site", "access_sites", "describe", "location_of", "owner_name",
            "seen_instructions", "site_key"]
 
 ANY = "<any>"  # the field of an access to a whole container
@@ -358,13 +358,31 @@ def _line(ins: dis.Instruction, line: int) -> int:
     return line if number is None else number
 
 
-_sites_cache: dict[Any, dict[int, Site]] = {}
+class CodeCache(dict):  # type: ignore[type-arg]
+    """``id(code)`` -> what was worked out about the code object ``code`` (look up with
+    ``get(id(code))``, add with ``put``).  Keyed by id because a code object hashes by its
+    whole content at every lookup; each code is kept, so no id is reused for another."""
+
+    __slots__ = ("_codes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._codes: list[Any] = []
+
+    def put(self, code: Any, value: Any) -> Any:
+        """Remember ``value`` for ``code``; returns ``value``."""
+        self[id(code)] = value
+        self._codes.append(code)
+        return value
+
+
+_sites_cache = CodeCache()
 
 
 def access_sites(code: Any) -> dict[int, Site]:
     """Offset a tracer sees -> ``Site`` for each instruction of ``code`` that touches shared
     memory."""
-    known = _sites_cache.get(code)
+    known = _sites_cache.get(id(code))
     if known is not None:
         return known
     known = {}
@@ -383,8 +401,7 @@ def access_sites(code: Any) -> dict[int, Site]:
         _step(stack, ins)
         if ins.opname.startswith(("JUMP", "RETURN", "RAISE", "RERAISE")) and "IF" not in ins.opname:
             stack.forget()  # nothing falls through
-    _sites_cache[code] = known
-    return known
+    return _sites_cache.put(code, known)
 
 
 # -- evaluating operands in a frame ---------------------------------------------

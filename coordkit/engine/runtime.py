@@ -198,6 +198,13 @@ class Execution:
         # The invariant or the scheduler (the caller's code) is running: its operations and
         # accesses are no scheduling points of the program's.
         self._in_callers_code = False
+        # A scheduling point runs with tracing off, as inside a trace callback (see
+        # tracing._point): the thread it switches to, and the caller's code, must run
+        # outside that state; ``_tstate`` is the OS thread's (see Tracer.thread_state).
+        self.in_callback = False
+        self._tstate: int | None = None
+        # The scheduler is coordkit's own: it runs no code of the user's, traced or not.
+        self._scheduler_untraced = type(scheduler).__module__.startswith("coordkit.")
         self.after_points = False  # points after release/set/notify/put/get/join (RACE-9)
         self._stop = False
         # Open-ended mode (the Harness): the run does not end when its threads do, and
@@ -283,6 +290,8 @@ class Execution:
         assert task is not None
         if self.tracer is not None:
             self.tracer.install(self)
+            if self._tstate is None and self.tracer.thread_state is not None:
+                self._tstate = self.tracer.thread_state()
         if self.recorder is not None:
             self._begin_step(task)
         try:
@@ -426,16 +435,32 @@ class Execution:
             self.failure = failure
         self._stop = True
         assert self._driver is not None
-        self._driver.switch()
+        self._resume(self._driver)
         raise Kill()  # a terminated run never resumes its threads, only unwinds them
 
     # -- scheduling -------------------------------------------------------
 
     def point(self, kind: str, obj: str = "") -> None:
         """A scheduling point: the current thread is about to do ``kind`` on the object
-        labelled ``obj`` (``Lock#2``, ``T1``, a memory location; ``""`` for nothing shared)."""
+        labelled ``obj`` (``Lock#2``, ``T1``, a memory location; ``""`` for nothing shared).
+
+        In a traced run it runs with tracing off: the engine is no user code, and every
+        call it made would otherwise go through the tracer's call hook."""
         if self.killing or self._in_callers_code:
             return
+        if self.in_callback or self._tstate is None:
+            self._reach(kind, obj)
+            return
+        self.tracer.stop_tracing(self._tstate)
+        self.in_callback = True
+        try:
+            self._reach(kind, obj)
+        finally:
+            self.in_callback = False
+            self.tracer.resume_tracing(self._tstate)
+
+    def _reach(self, kind: str, obj: str) -> None:
+        """The current thread reaches a scheduling point (see ``point``)."""
         task = self.current
         assert task is not None
         self.steps += 1
@@ -450,7 +475,11 @@ class Execution:
             self._switch(nxt)
         if self.recorder is not None:
             self._begin_step(task)
-            self.recorder.point(task, self.clock.now)  # it takes effect now (TRACE-7)
+            if self.in_callback and self.recorder.snapshots is not None:
+                # A snapshot shows the program's objects: their reprs are its code.
+                self._traced(self.recorder.point, task, self.clock.now)
+            else:
+                self.recorder.point(task, self.clock.now)  # it takes effect now (TRACE-7)
         if self.races is not None and obj and kind not in _NOT_SYNCHRONISATION:
             # The thread does its operation now, with no other thread between.
             self.races.synchronise(task.tid, obj, access_of(kind))
@@ -538,7 +567,7 @@ class Execution:
             self._footprint(ANY, "invariant")  # it reads whatever it likes (SCHED-31)
         self._in_callers_code = True
         try:
-            failure = invariant_failure(self.invariant, self.steps, task)  # type: ignore[arg-type]
+            failure = self._traced(invariant_failure, self.invariant, self.steps, task)
         finally:
             self._in_callers_code = False
         if failure is not None:
@@ -557,14 +586,33 @@ class Execution:
     def _switch(self, nxt: Task | None) -> None:
         if nxt is None:  # nothing can run: the driver decides what happens next
             assert self._driver is not None
-            self._driver.switch()
+            self._resume(self._driver)
         else:
             self.current = nxt
             assert nxt.glet is not None
-            nxt.glet.switch()
+            self._resume(nxt.glet)
         # Back in the switching thread: it was picked to run again, or the run is unwinding.
         if self.killing:
             raise Kill()
+
+    def _resume(self, glet: greenlet.greenlet) -> None:
+        """Switch to ``glet``, with tracing on: the callback state is the OS thread's, and
+        the thread switched to must run traced."""
+        self._traced(glet.switch)
+
+    def _traced(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` with tracing on, from inside a scheduling point too: a switch, or
+        the caller's code, traced as at any point (its accesses may warn, see
+        ``tracing._access``)."""
+        if not self.in_callback:
+            return fn(*args)
+        self.in_callback = False
+        self.tracer.resume_tracing(self._tstate)
+        try:
+            return fn(*args)
+        finally:
+            self.tracer.stop_tracing(self._tstate)
+            self.in_callback = True
 
     def _enabled(self, cur: Task | None) -> list[Point]:
         """The points of the runnable threads, current first, then round-robin by id after
@@ -614,7 +662,8 @@ class Execution:
         # scheduling point of the program's (traced as user code, it would recurse).
         self._in_callers_code = True
         try:
-            idx = self.scheduler.choose(point, enabled)
+            idx = (self.scheduler.choose(point, enabled) if self._scheduler_untraced
+                   else self._traced(self.scheduler.choose, point, enabled))
         except (Kill, WatchdogTimeout):
             raise
         except BaseException as exc:  # a replay that diverged, a scheduler's own error:

@@ -33,7 +33,14 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from coordkit import sync
-from coordkit.engine.accesses import Frame, Site, access_sites, location_of, seen_instructions
+from coordkit.engine.accesses import (
+    CodeCache,
+    Frame,
+    Site,
+    access_sites,
+    location_of,
+    seen_instructions,
+)
 from coordkit.engine.points import READ
 from coordkit.engine.races import format_stack
 from coordkit.engine.runtime import current_execution
@@ -53,18 +60,18 @@ _LIBRARY_ROOTS = tuple(
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # coordkit itself
     }
 )
-_user_code_cache: dict[Any, bool] = {}
+_user_code_cache = CodeCache()  # id(code) -> is_user_code(code)
 STACK_DEPTH = 3  # frames of the user's code kept for each side of a race
 
 
 def is_user_code(code: Any) -> bool:
     """True for code the user wrote (not the stdlib, installed packages or coordkit)."""
-    known = _user_code_cache.get(code)
+    known: bool | None = _user_code_cache.get(id(code))
     if known is None:
         fn = code.co_filename
         # "<string>" and friends are generated code (dataclass methods, namedtuples).
-        known = not fn.startswith("<") and not os.path.realpath(fn).startswith(_LIBRARY_ROOTS)
-        _user_code_cache[code] = known
+        known = _user_code_cache.put(
+            code, not fn.startswith("<") and not os.path.realpath(fn).startswith(_LIBRARY_ROOTS))
     return known
 
 
@@ -73,16 +80,16 @@ _SHARED_STORES = frozenset(
     name for name in dis.opmap
     if name.startswith(("STORE_", "DELETE_")) and "FAST" not in name
 )
-_stores_cache: dict[Any, dict[int, str]] = {}
+_stores_cache = CodeCache()
 
 
 def shared_stores(code: Any) -> dict[int, str]:
     """Offset a tracer sees -> what is written, for each store of ``code`` into shared state."""
-    known = _stores_cache.get(code)
+    known: dict[int, str] | None = _stores_cache.get(id(code))
     if known is None:
-        known = {offset: ins.argval if isinstance(ins.argval, str) else "[]"
-                 for offset, _head, ins in seen_instructions(code) if ins.opname in _SHARED_STORES}
-        _stores_cache[code] = known
+        known = _stores_cache.put(code, {
+            offset: ins.argval if isinstance(ins.argval, str) else "[]"
+            for offset, _head, ins in seen_instructions(code) if ins.opname in _SHARED_STORES})
     return known
 
 
@@ -101,15 +108,14 @@ else:
 
 
 def _point(ex: Execution, kind: str = "line", target: str = "") -> None:
+    """A scheduling point from inside a trace or monitoring callback, where CPython has
+    turned tracing off (see ``Execution.in_callback``)."""
     if not ex.killing:
-        # CPython turns tracing off while a trace or monitoring callback runs. A switch
-        # to another thread from in here would leave that thread untraced, so leave the
-        # "inside a callback" state for the duration of the scheduling point.
-        _leave_tracing(_get_tstate())
+        ex.in_callback = True
         try:
             ex.point(kind, target)
         finally:
-            _enter_tracing(_get_tstate())
+            ex.in_callback = False
 
 
 def _stack(frame: Any) -> tuple[tuple[str, int, str], ...]:
@@ -210,12 +216,12 @@ class Tracer:
         self.lines = lines
         self.accesses = accesses
         self.racing = racing if SWITCHES else frozenset()
-        self._offsets: dict[Any, frozenset[int]] = {}
+        self._offsets = CodeCache()
         self.checked: set[int] = set()  # sites checked for escapes (see _escape)
 
     def offsets(self, code: Any) -> frozenset[int]:
         """The byte offsets of ``code`` at which this tracer acts."""
-        known = self._offsets.get(code)
+        known: frozenset[int] | None = self._offsets.get(id(code))
         if known is None:
             found = set(shared_stores(code)) if self.lines else set()
             sites = access_sites(code)
@@ -223,7 +229,7 @@ class Tracer:
                 found.update(sites)
             elif self.racing:
                 found.update(o for o, s in sites.items() if s.site_key in self.racing)
-            known = self._offsets[code] = frozenset(found)
+            known = self._offsets.put(code, frozenset(found))
         return known
 
     @property
@@ -253,6 +259,13 @@ class Tracer:
             _access(ex, site, frame)
             acted = True
         return acted
+
+    # The OS thread's state, and CPython's "inside a trace callback" state on it, for the
+    # run to leave and re-enter around switches (``Execution.point``): foreign functions,
+    # which make no call event of their own.  None where a point cannot switch (3.10).
+    thread_state: Any = _get_tstate if SWITCHES else None
+    stop_tracing: Any = _enter_tracing if SWITCHES else None
+    resume_tracing: Any = _leave_tracing if SWITCHES else None
 
     def install(self, ex: Execution) -> None:
         _install(self)
@@ -359,7 +372,12 @@ else:
         return trace
 
     def _global_trace(frame: Any, event: str, arg: Any) -> Any:
-        if event != "call" or not is_user_code(frame.f_code):
+        """Every call of the traced thread comes here: is_user_code's lookup is inlined."""
+        code = frame.f_code
+        user = _user_code_cache.get(id(code))
+        if user is None:
+            user = is_user_code(code)
+        if event != "call" or not user:
             return None
         ex = current_execution()
         if ex is None or ex.tracer is None:
