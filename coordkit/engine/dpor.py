@@ -39,6 +39,7 @@ _RUNS = ".run"
 
 
 _MISSING = object()
+_POP = object()  # an undo entry that takes back an append: (list, _POP, None)
 
 
 class HappensBefore:
@@ -63,7 +64,7 @@ class HappensBefore:
         self._last: list[int] = []  # each thread's latest step
         self._count: list[int] = []
         self._writer: dict[str, int] = {}
-        self._readers: dict[str, tuple[int, ...]] = {}
+        self._readers: dict[str, list[int]] = {}  # since the object's latest write
         self._last_any = -1
         # Per step, what it replaced: its thread's previous latest step, and _last_any.
         self._last_before: list[int] = []
@@ -105,7 +106,9 @@ class HappensBefore:
         while len(undo) > keep:
             j = len(undo) - 1
             for container, key, before in reversed(undo.pop()):
-                if before is _MISSING:
+                if key is _POP:
+                    container.pop()
+                elif before is _MISSING:
                     del container[key]
                 else:
                     container[key] = before
@@ -273,7 +276,7 @@ def _as_read(footprint: list[Effect]) -> list[Effect]:
 
 
 def _dependencies(footprint: list[Effect], last: list[int], writer: dict[str, int],
-                  readers: dict[str, tuple[int, ...]], last_any: int) -> tuple[set[int], set[int], bool]:
+                  readers: dict[str, list[int]], last_any: int) -> tuple[set[int], set[int], bool]:
     """The earlier steps a step with ``footprint`` conflicts with directly (enough to order
     it after every step it conflicts with), those of them that started or woke its thread,
     and whether it depends on everything."""
@@ -299,13 +302,18 @@ def _dependencies(footprint: list[Effect], last: list[int], writer: dict[str, in
 
 
 def _index(footprint: list[Effect], j: int, writer: dict[str, int],
-           readers: dict[str, tuple[int, ...]], changes: list[tuple[Any, Any, Any]]) -> None:
+           readers: dict[str, list[int]], changes: list[tuple[Any, Any, Any]]) -> None:
     """Record step ``j`` as the latest writer or a reader of each object it touched."""
     written = {e.obj for e in footprint if e.access == WRITE}
     for e in footprint:
         if e.obj in written:
             continue
-        _set(readers, e.obj, readers.get(e.obj, ()) + (j,), changes)
+        seen = readers.get(e.obj)
+        if seen is None:
+            seen = []
+            _set(readers, e.obj, seen, changes)
+        seen.append(j)
+        changes.append((seen, _POP, None))
     for obj in written:
         _set(writer, obj, j, changes)
-        _set(readers, obj, (), changes)
+        _set(readers, obj, [], changes)  # the list it replaces is left as it was
