@@ -145,10 +145,16 @@ class HappensBefore:
         deps, enablers, is_any = _dependencies(footprint, last, self._writer, self._readers,
                                                last_any)
         deps.discard(j)  # (``last`` already names this step)
+        clocks = self.clock
+        if last_t >= 0 and deps:
+            # A step that happens before the thread's previous one orders nothing more
+            # and races with nothing: drop it here (most do: a thread's start orders it
+            # after everything its starter did).
+            mine, tid, pos = clocks[last_t], self.tid, self.pos
+            deps = {i for i in deps if mine[tid[i]] < pos[i]}
         preds = set(deps)
         if last_t >= 0:
             preds.add(last_t)
-        clocks = self.clock
         if not preds:
             clock = [0] * self._n
         elif len(preds) == 1:
