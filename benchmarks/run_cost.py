@@ -6,7 +6,8 @@ granularity and prints the CPU milliseconds per run (the process's CPU time over
 ``explore`` call divided by the runs it made: steadier than wall time on a shared
 machine).  The programs:
 
-* the test suite's locked counter, 3 threads each taking a lock 3 times to add one;
+* the test suite's locked counter (``tests/sched/programs.py``), 3 threads each taking a
+  lock 3 times to add one;
 * a one-slot buffer on a ``Condition``, 2 producers and 2 consumers.
 
 With ``--baseline-ref REF`` the same is measured for the code of the git ref ``REF``
@@ -41,27 +42,15 @@ RESULT_TAG = "RUN-COST "
 GRANULARITIES = ("line", "sync", "auto")
 
 
-def locked_counter(nthreads: int = 3, increments: int = 3) -> None:
-    """The correct counter (as ``tests/sched/programs.py`` has it): every increment
-    under one lock."""
-    box = [0]
-    lock = threading.Lock()
-
-    def inc() -> None:
-        for _ in range(increments):
-            with lock:
-                box[0] += 1
-
-    threads = [threading.Thread(target=inc) for _ in range(nthreads)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert box[0] == nthreads * increments
+# The test suite's programs, from this checkout; appended to the path, so that coordkit is
+# still imported from the tree under measurement (PYTHONPATH comes first).
+sys.path.append(str(ROOT))
+from tests.sched.programs import locked_counter  # noqa: E402
 
 
 def one_slot_buffer() -> None:
-    """Two producers and two consumers over a one-slot buffer guarded by a Condition."""
+    """Two producers and two consumers over a one-slot buffer guarded by a Condition (as
+    ``dpor.py`` has it, without recording outcomes: that module imports coordkit)."""
     cond = threading.Condition()
     slot: list[int] = []
     got: list[int] = []
