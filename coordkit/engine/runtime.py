@@ -596,14 +596,22 @@ class Execution:
             raise Kill()
 
     def _resume(self, glet: greenlet.greenlet) -> None:
-        """Switch to ``glet``, with tracing on: the callback state is the OS thread's, and
-        the thread switched to must run traced."""
-        self._traced(glet.switch)
+        """Switch to ``glet``; from inside a trace callback, outside it: the callback state
+        is the OS thread's, and the thread switched to must run traced."""
+        if not self.in_callback:
+            glet.switch()
+            return
+        self.in_callback = False
+        self.tracer.resume_tracing(self._tstate)
+        try:
+            glet.switch()
+        finally:
+            self.tracer.stop_tracing(self._tstate)
+            self.in_callback = True
 
     def _traced(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)`` with tracing on, from inside a scheduling point too: a switch, or
-        the caller's code, traced as at any point (its accesses may warn, see
-        ``tracing._access``)."""
+        """``fn(*args)``, the caller's code, run traced as at any point: from inside a
+        trace callback, outside it (its accesses may warn, see ``tracing._access``)."""
         if not self.in_callback:
             return fn(*args)
         self.in_callback = False
