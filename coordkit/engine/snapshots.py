@@ -64,9 +64,12 @@ class Snapshots(list):
         # id -> object, in the order first seen, held weakly: a replay must not keep the
         # program's objects alive (a weak reference to a lock must die as it would).
         self._seen: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
-        # tid -> (where its stack was last read, the stack): a parked thread's frames have
-        # not run since, so they are neither read nor looked through again.
-        self._stacks: dict[int, tuple[tuple[int, int], list[str]]] = {}
+        # tid -> (the point the thread was at when its stack was last read, the stack): a
+        # thread still at that point (the same Point object) has run none of the user's
+        # code since, so its frames are neither read nor looked through again.  (Not a
+        # frame's id: the innermost frame of a parked thread is the engine's, made anew
+        # at each switch, and an id can be reused for another.)
+        self._stacks: dict[int, tuple[Any, list[str]]] = {}
 
     def take(self, task: Task, frame: Any, now: float, step: int) -> None:
         """Add the world as ``task``'s operation at ``frame`` takes effect, as step
@@ -94,14 +97,13 @@ class Snapshots(list):
     def _stack(self, task: Task, acting: Task, frame: Any) -> list[str]:
         """The thread's user stack, innermost first; its frames' objects are looked for."""
         top = frame if task is acting else (task.glet.gr_frame if task.glet else None)
-        key = (id(top), top.f_lasti if top is not None else -1)
         last = self._stacks.get(task.tid)
-        if task is not acting and last is not None and last[0] == key:
+        if task is not acting and last is not None and last[0] is task.pt:
             return last[1]
         frames = user_frames(top)
         stack = [place(f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
                  for f in frames[:_STACK_DEPTH]]
-        self._stacks[task.tid] = (key, stack)
+        self._stacks[task.tid] = (task.pt, stack)
         return stack
 
     def add(self, obj: Any) -> None:

@@ -278,11 +278,13 @@ if sys.version_info >= (3, 12):
     _TOOL_ID = 4  # sys.monitoring ids 0-5 exist; 4 and 5 are free for tools like this one
     _registered = False
     _last_mode: Any = None
-    _instrumented: set[Any] = set()  # user code with INSTRUCTION events switched on
+    # id -> user code with INSTRUCTION events switched on (by id: a code object hashes its
+    # whole content, and this is looked up at every line event).
+    _instrumented: dict[int, Any] = {}
 
     def _instrument(code: Any, tracer: Tracer) -> None:
-        if code not in _instrumented and tracer.wants(code):
-            _instrumented.add(code)
+        if id(code) not in _instrumented and tracer.wants(code):
+            _instrumented[id(code)] = code
             sys.monitoring.set_local_events(_TOOL_ID, code, sys.monitoring.events.INSTRUCTION)
 
     def _start_event(code: Any, offset: int) -> Any:
@@ -347,7 +349,7 @@ if sys.version_info >= (3, 12):
         mon = sys.monitoring
         mon.set_events(_TOOL_ID, 0)
         while _instrumented:
-            mon.set_local_events(_TOOL_ID, _instrumented.pop(), 0)
+            mon.set_local_events(_TOOL_ID, _instrumented.popitem()[1], 0)
         for event in (mon.events.LINE, mon.events.PY_START, mon.events.INSTRUCTION):
             mon.register_callback(_TOOL_ID, event, None)
         if mon.get_tool(_TOOL_ID) == "coordkit":

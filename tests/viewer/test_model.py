@@ -167,3 +167,29 @@ def test_a_long_run_keeps_the_world_at_its_first_steps_only(monkeypatch):
     assert pane["unrecorded"] == "not recorded: a replay keeps the world at its first 3 steps"
     # Past the snapshots, a preemption is still marked (from the rows: T1 did not block).
     assert sum(row["preempted"] is not None for row in pane["rows"]) == report.preemptions
+
+
+def test_a_snapshots_stacks_are_those_read_afresh(monkeypatch):
+    """VIEW-1: a parked thread's stack is read once and reused while the thread stays at
+    the same point; every snapshot's stacks equal those read anew at every step."""
+    from coordkit.engine import snapshots as snapshots_module
+    from coordkit.engine.run import RunOptions
+    from coordkit.engine.schedulers import RandomScheduler
+    from tests.sched import programs
+
+    def stacks(fn, seed):
+        with Session(RunOptions(granularity="line"), quiet=True) as session:
+            run = session.run(fn, RandomScheduler(seed), record=True, snapshots=True)
+        return [[t["stack"] for t in snap["threads"]] for snap in run.snapshots]
+
+    cases = [(fn, seed) for fn in (programs.locked_counter, programs.lost_update) for seed in range(3)]
+    cached = [stacks(fn, seed) for fn, seed in cases]
+    read_once = snapshots_module.Snapshots._stack
+
+    def afresh(self, task, acting, frame):
+        self._stacks.clear()
+        return read_once(self, task, acting, frame)
+
+    monkeypatch.setattr(snapshots_module.Snapshots, "_stack", afresh)
+    assert cached == [stacks(fn, seed) for fn, seed in cases]
+    assert sum(len(s) for s in cached) > 100
