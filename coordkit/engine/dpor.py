@@ -137,21 +137,34 @@ class HappensBefore:
         stutter = stutters(step)
         self.stutter.append(stutter)
         if not step.footprint and last_any < 0:  # a step that touched nothing shared
-            clock = list(self.clock[last_t]) if last_t >= 0 else [0] * self._n
-            clock[t] = n
-            self.clock.append(clock)
+            self._merge_clock(t, n, set(), last_t)
             return
         footprint = _as_read(step.footprint) if stutter else step.footprint
         deps, enablers, is_any = _dependencies(footprint, last, self._writer, self._readers,
                                                last_any)
         deps.discard(j)  # (``last`` already names this step)
+        preds = self._merge_clock(t, n, deps, last_t)
+        acquired = [] if stutter else _holds_begun(step, self._holds, changes)
+        if find_races:
+            start = len(self.races)
+            self._races_into(j, self._candidates(step, footprint, deps - enablers), preds)
+            self._lock_races(j, acquired, start)
+        for lock in acquired:
+            _set(self._last_acquire, lock, j, changes)
+        if is_any:
+            self._last_any = j
+        elif not stutter:  # a stutter orders nothing of another thread's
+            _index(footprint, j, self._writer, self._readers, changes)
+
+    def _merge_clock(self, t: int, n: int, deps: set[int], last_t: int) -> set[int]:
+        """Append the clock of a step of thread ``t`` (its ``n``-th) that conflicts with
+        ``deps`` and follows ``last_t``, and return its direct predecessors.  Drops from
+        ``deps`` the steps that happen before ``last_t``: they order nothing more and race
+        with nothing (most do: a thread's start orders it after all its starter did)."""
         clocks = self.clock
         if last_t >= 0 and deps:
-            # A step that happens before the thread's previous one orders nothing more
-            # and races with nothing: drop it here (most do: a thread's start orders it
-            # after everything its starter did).
             mine, tid, pos = clocks[last_t], self.tid, self.pos
-            deps = {i for i in deps if mine[tid[i]] < pos[i]}
+            deps.intersection_update([i for i in deps if mine[tid[i]] < pos[i]])
         preds = set(deps)
         if last_t >= 0:
             preds.add(last_t)
@@ -163,20 +176,14 @@ class HappensBefore:
             clock = list(map(max, *[clocks[k] for k in preds]))
         clock[t] = n
         clocks.append(clock)
-        acquired = [] if stutter else _holds_begun(step, self._holds, changes)
-        if find_races:
-            proceeds = any(e.op in PROCEEDING for e in footprint)
-            candidates = {i for i in deps - enablers if not self.stutter[i] and not (
-                proceeds and _only_lets_proceed(self.steps[i], step))}
-            start = len(self.races)
-            self._races_into(j, candidates, preds)
-            self._lock_races(j, acquired, start)
-        for lock in acquired:
-            _set(self._last_acquire, lock, j, changes)
-        if is_any:
-            self._last_any = j
-        elif not stutter:  # a stutter orders nothing of another thread's
-            _index(footprint, j, self._writer, self._readers, changes)
+        return preds
+
+    def _candidates(self, step: Step, footprint: list[Effect], conflicting: set[int]) -> set[int]:
+        """The steps ``step`` may race with: those it conflicts with, less stutters and
+        those that only let it proceed (SCHED-32)."""
+        proceeds = any(e.op in PROCEEDING for e in footprint)
+        return {i for i in conflicting if not self.stutter[i] and not (
+            proceeds and _only_lets_proceed(self.steps[i], step))}
 
     def _races_into(self, j: int, candidates: set[int], preds: set[int]) -> None:
         """The races ``(i, j)``: a conflicting step ``i`` of another thread not ordered
