@@ -41,32 +41,9 @@ def locked_counter(nthreads: int, increments: int) -> Callable[[], None]:
 
 
 def one_slot_buffer() -> None:
-    """Two producers and two consumers over a one-slot buffer guarded by a Condition."""
-    cond = threading.Condition()
-    slot: list = []
-    got: list = []
-
-    def produce(i: int) -> None:
-        with cond:
-            while slot:
-                cond.wait()
-            slot.append(i)
-            cond.notify_all()
-
-    def consume() -> None:
-        with cond:
-            while not slot:
-                cond.wait()
-            got.append(slot.pop())
-            cond.notify_all()
-
-    threads = [threading.Thread(target=produce, args=(i,)) for i in (1, 2)]
-    threads += [threading.Thread(target=consume) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    SEEN.add(tuple(got))
+    """Two producers and two consumers over a one-slot buffer (the test suite's),
+    recording the order the consumers got the items in."""
+    SEEN.add(programs.one_slot_buffer())
 
 
 def lost_update_3x3() -> None:

@@ -31,7 +31,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -45,38 +44,7 @@ GRANULARITIES = ("line", "sync", "auto")
 # The test suite's programs, from this checkout; appended to the path, so that coordkit is
 # still imported from the tree under measurement (PYTHONPATH comes first).
 sys.path.append(str(ROOT))
-from tests.sched.programs import locked_counter  # noqa: E402
-
-
-def one_slot_buffer() -> None:
-    """Two producers and two consumers over a one-slot buffer guarded by a Condition (as
-    ``dpor.py`` has it, without recording outcomes: that module imports coordkit)."""
-    cond = threading.Condition()
-    slot: list[int] = []
-    got: list[int] = []
-
-    def produce(i: int) -> None:
-        with cond:
-            while slot:
-                cond.wait()
-            slot.append(i)
-            cond.notify_all()
-
-    def consume() -> None:
-        with cond:
-            while not slot:
-                cond.wait()
-            got.append(slot.pop())
-            cond.notify_all()
-
-    threads = [threading.Thread(target=produce, args=(i,)) for i in (1, 2)]
-    threads += [threading.Thread(target=consume) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(got) == [1, 2]
-
+from tests.sched.programs import locked_counter, one_slot_buffer  # noqa: E402
 
 PROGRAMS = {"locked counter 3x3": locked_counter, "2P/2C one-slot Condition buffer": one_slot_buffer}
 

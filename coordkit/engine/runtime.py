@@ -181,13 +181,8 @@ class Execution:
         self.tasks: list[Task] = []
         self.current: Task | None = None
         self.steps = 0
-        self.choices: list[tuple[int, int]] = []  # (number of candidates, choice)
-        # The scheduler's choices at the first choice points, known before the run
-        # (``Scheduler.replayed``): a 0 there is taken without asking.
-        self.replayed: Sequence[int] = ()
-        self.preemptions = 0
+        self._choosing(scheduler)
         self._keep(record=record, footprints=footprints, snapshots=snapshots)
-        self._choices_at_step = 0  # len(choices) when the last step began (see _begin_step)
         self.failure: Failure | None = None
         self.finished = False
         self.killing = False
@@ -203,9 +198,6 @@ class Execution:
         # outside that state; ``_tstate`` is the OS thread's (see Tracer.thread_state).
         self.in_callback = False
         self._tstate: int | None = None
-        # The scheduler is coordkit's own: it runs no code of the user's, traced or not.
-        self._scheduler_untraced = type(scheduler).__module__.startswith("coordkit.")
-        self.after_points = False  # points after release/set/notify/put/get/join (RACE-9)
         self._stop = False
         # Open-ended mode (the Harness): the run does not end when its threads do, and
         # "nothing can run" means "settled", not "deadlocked".  Deadlines fire only up
@@ -217,9 +209,21 @@ class Execution:
         self._runnable = 0  # tasks whose state is RUNNABLE (a fast path when only one is)
         self._driver: greenlet.greenlet | None = None
         self.names = Names()  # labels and hashes of what the run creates
+        self._outer_excepthook = threading.excepthook
+
+    def _choosing(self, scheduler: Scheduler) -> None:
+        """What the run keeps about its choice points."""
+        self.choices: list[tuple[int, int]] = []  # (number of candidates, choice)
+        # The scheduler's choices at the first choice points, known before the run
+        # (``Scheduler.replayed``): a 0 there is taken without asking.
+        self.replayed: Sequence[int] = ()
+        self.preemptions = 0
+        self._choices_at_step = 0  # len(choices) when the last step began (see _begin_step)
         self._streak = 0  # choice points in a row at which the current thread stayed
         self._idle_yields = 0  # sleep(0)s in a row with no other thread able to run
-        self._outer_excepthook = threading.excepthook
+        # The scheduler is coordkit's own: it runs no code of the user's, traced or not.
+        self._scheduler_untraced = type(scheduler).__module__.startswith("coordkit.")
+        self.after_points = False  # points after release/set/notify/put/get/join (RACE-9)
 
     def _keep(self, *, record: bool, footprints: bool, snapshots: bool) -> None:
         """What the run keeps beyond its outcome (an exploration's runs: nothing): rows

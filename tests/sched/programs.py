@@ -91,6 +91,37 @@ def locked_counter(nthreads: int = 3, increments: int = 3) -> None:
     assert box[0] == nthreads * increments
 
 
+def one_slot_buffer() -> tuple[int, ...]:
+    """Two producers and two consumers over a one-slot buffer guarded by a Condition;
+    returns what the consumers got, in order (the benchmarks' buffer)."""
+    cond = threading.Condition()
+    slot: list[int] = []
+    got: list[int] = []
+
+    def produce(i: int) -> None:
+        with cond:
+            while slot:
+                cond.wait()
+            slot.append(i)
+            cond.notify_all()
+
+    def consume() -> None:
+        with cond:
+            while not slot:
+                cond.wait()
+            got.append(slot.pop())
+            cond.notify_all()
+
+    threads = [threading.Thread(target=produce, args=(i,)) for i in (1, 2)]
+    threads += [threading.Thread(target=consume) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(got) == [1, 2]
+    return tuple(got)
+
+
 def lock_order_deadlock() -> None:
     """Two threads take two locks in opposite orders."""
     a, b = threading.Lock(), threading.Lock()
