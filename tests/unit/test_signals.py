@@ -130,20 +130,26 @@ def test_first_signal_stops_the_threads_in_order(child, sig):
     assert any(f"Received {sig.name}: requesting a stop" in line for line in c.stderr)
 
 
-def test_second_sigint_raises_keyboard_interrupt(child):
-    """SIG-3, SIG-5: with threads that ignore the stop, a second SIGINT raises KeyboardInterrupt in
-    the main thread (here blocked in coord.join); the handlers are restored."""
-    c = child("stubborn")
+def _two_sigints_interrupt(c, send):
+    """The stubborn child: the first SIGINT stops the coordinator, the second raises
+    KeyboardInterrupt in the main thread; then the handlers are Python's own again."""
     c.expect("READY")
-    c.send(signal.SIGINT)
+    send(signal.SIGINT)
     c.expect("STOP_REQUESTED")
-    c.send(signal.SIGINT)
+    send(signal.SIGINT)
     c.expect("INTERRUPTED")
     assert c.expect("RECEIVED") == "RECEIVED SIGINT,SIGINT"
     assert c.expect("RESTORED") == "RESTORED True True"
     c.send(signal.SIGINT)
     c.expect("DEFAULT_HANDLER")
     assert c.finish() == 3
+
+
+def test_second_sigint_raises_keyboard_interrupt(child):
+    """SIG-3, SIG-5: with threads that ignore the stop, a second SIGINT raises KeyboardInterrupt in
+    the main thread (here blocked in coord.join); the handlers are restored."""
+    c = child("stubborn")
+    _two_sigints_interrupt(c, c.send)
 
 
 def test_signals_taken_by_a_worker_thread_still_reach_a_blocked_join(child):
@@ -151,16 +157,7 @@ def test_signals_taken_by_a_worker_thread_still_reach_a_blocked_join(child):
     in the main thread, which here is parked in coord.join with no time limit. Both signals go to
     a worker thread; the first still stops the workers' coordinator, the second still raises."""
     c = child("stubborn", "none", "relay")
-    c.expect("READY")
-    c.relay(signal.SIGINT)
-    c.expect("STOP_REQUESTED")
-    c.relay(signal.SIGINT)
-    c.expect("INTERRUPTED")
-    assert c.expect("RECEIVED") == "RECEIVED SIGINT,SIGINT"
-    assert c.expect("RESTORED") == "RESTORED True True"
-    c.send(signal.SIGINT)
-    c.expect("DEFAULT_HANDLER")
-    assert c.finish() == 3
+    _two_sigints_interrupt(c, c.relay)
 
 
 def test_second_sigterm_raises_system_exit(child):
