@@ -211,6 +211,7 @@ def _end_then_join(write_first: bool):
     return (end.index, join.index) in HappensBefore(steps).races
 
 
+@programs.needs_line_granularity
 def test_a_join_of_an_ended_thread_races_with_its_end_only_after_other_effects():
     """SCHED-32: first in its step, the join would only have waited; after a write, running
     the step first moves the write before the thread's end."""

@@ -22,7 +22,7 @@ from coordkit.queues import FIFOQueue
 from coordkit.viewer import failure_page, render_html
 from coordkit.viewer.model import neighbour_schedule, report_pane
 from coordkit.viewer.views import replayed_page
-from tests.sched.programs import lock_order_deadlock
+from tests.sched.programs import lock_order_deadlock, needs_line_granularity
 from tests.viewer._pages import step_rows
 
 
@@ -169,6 +169,7 @@ def test_a_long_run_keeps_the_world_at_its_first_steps_only(monkeypatch):
     assert sum(row["preempted"] is not None for row in pane["rows"]) == report.preemptions
 
 
+@needs_line_granularity
 def test_a_snapshots_stacks_are_those_read_afresh(monkeypatch):
     """VIEW-1: a parked thread's stack is read once and reused while the thread stays at
     the same point; every snapshot's stacks equal those read anew at every step."""
