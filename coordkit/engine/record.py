@@ -134,10 +134,8 @@ class Recorder:
                     task.step = None  # its effects are known too
                     return
                 self.known = ()  # the run did not repeat (the search says so at its end)
-
-            step = Step(len(steps), point, opening_effects(point, task.label,
-                                                           memory_traced=self.memory_traced),
-                        choice)
+            step = Step(k, point, opening_effects(point, task.label,
+                                                  memory_traced=self.memory_traced), choice)
             steps.append(step)
             task.step = step
 

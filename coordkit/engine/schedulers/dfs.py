@@ -59,8 +59,8 @@ def _conflict(a: _Summary, b: _Summary) -> bool:
             or not b[2].isdisjoint(a[1]))
 
 
-_MAY_WAIT = frozenset({"acquire", "join"})
-_thread_of = itemgetter(0)  # a Point's thread  # the operations _Waits guesses about
+_MAY_WAIT = frozenset({"acquire", "join"})  # the operations _Waits guesses about
+_thread_of = itemgetter(0)  # a Point's thread
 
 
 class _Waits:
