@@ -421,6 +421,27 @@ def event_wait_timeout_vs_sleep():
     report(tuple(out))
 
 
+def two_timeouts_then_event():
+    """Found by the generated programs (plan ``(('wait', 'is_set'), ('cwait', 'set'))``):
+    the main thread waits 0.1 s on an Event, then reads it; the other waits 0.1 s on a
+    Condition, then sets the Event.  Both waits time out at the same instant."""
+    ev, cond = threading.Event(), threading.Condition(threading.Lock())
+    seen = []
+
+    def other():
+        with cond:
+            timed = cond.wait(timeout=0.1)
+        ev.set()
+        seen.append(timed)
+
+    t = threading.Thread(target=other)
+    t.start()
+    waited = ev.wait(timeout=0.1)
+    now = ev.is_set()
+    t.join()
+    report((waited, now, tuple(seen)))
+
+
 def lock_acquire_timeout():
     lock = threading.Lock()
     out = []
