@@ -4,7 +4,10 @@ For each program, in one run: the schedules the unreduced search needs (every
 choice at every choice point: ``DFSScheduler(None, sleep_sets=False)``), the
 schedules DPOR runs (``strategy="dfs", max_preemptions=None``: bounds 0, 1, 2, then
 unbounded) and the equivalence classes it reports, the seconds each took, and
-whether the two reached the same set of outcomes (final state, failure kind).  Then
+whether the two reached the same set of outcomes (final state, failure kind); and
+what a plain run of the program costs (random schedules, no footprints, no DPOR),
+times the classes: the floor under any exhaustive search that runs the program once
+per class, whatever its reduction.  Then
 the time unbounded ``dfs`` takes to find a 3x3 lost update.  A search that does not
 finish within ``--budget`` seconds is printed as such.
 
@@ -87,10 +90,23 @@ def row(name: str, fn: Callable[[], None], granularity: str, budget: float) -> s
 
     equal = "yes" if full[4] and reduced[4] and full[3] == reduced[3] else (
         "n/a" if not (full[4] and reduced[4]) else "NO")
-    per_run = 1000 * reduced[2][0] / max(reduced[0], 1)
+    per_run = 1000 * reduced[2][1] / max(reduced[0], 1)
+    plain = plain_run_ms(fn, granularity, min(reduced[0], 500))
+    floor = plain * (reduced[1] or reduced[0]) / 1000
     return (f"| {name} | {granularity} | {runs(full)} | {runs(reduced)} | "
             f"{reduced[1] if reduced[1] is not None else '-'} | {full[2][0]:.2f} | "
-            f"{reduced[2][0]:.2f} ({reduced[2][1]:.2f}) | {per_run:.2f} | {equal} |")
+            f"{reduced[2][0]:.2f} ({reduced[2][1]:.2f}) | {per_run:.2f} | {plain:.2f} | "
+            f"{per_run / plain:.1f}x | {floor:.2f} | {equal} |")
+
+
+def plain_run_ms(fn: Callable[[], None], granularity: str, n: int) -> float:
+    """CPU milliseconds of one plain run of ``fn``: random schedules, no footprints, no
+    race detector, no DPOR.  No exhaustive search can cost less than its classes times
+    this (the floor column)."""
+    cpu = time.process_time()
+    result = coordkit.explore(fn, strategy="random", seed=1, max_schedules=n,
+                              granularity=granularity, races="ignore", shrink=False)
+    return 1000 * (time.process_time() - cpu) / max(result.schedules_run, 1)
 
 
 def time_to_find(budget: float) -> str:
@@ -112,8 +128,9 @@ def main() -> None:
     print(f"Python {sys.version.split()[0]}; seconds are wall clock (CPU in parentheses: the "
           "machine may be shared)")
     print("| program | granularity | schedules unreduced | schedules DPOR | classes | "
-          "s unreduced | s DPOR (cpu) | ms per DPOR schedule | outcomes equal |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "s unreduced | s DPOR (cpu) | cpu ms per DPOR schedule | cpu ms per plain run | "
+          "DPOR / plain | floor s (classes x plain run) | outcomes equal |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     cases = [
         ("2x2 locked counter", locked_counter(2, 2), "line"),
         ("3x3 locked counter", locked_counter(3, 3), "line"),

@@ -165,7 +165,9 @@ class Recorder:
         label = self._memory.get(owner)
         if label is None:
             label = self._label_memory(owner, keep)
-        self.effect(task, label, f"{field!r}", access)
+        step = task.step
+        if step is not None and self.steps is not None:  # (None: a known step, or unwinding)
+            step.footprint.append(Effect(label, access, f"{field!r}"))
 
     def _label_memory(self, owner: Any, keep: Any) -> str:
         """A new label for ``owner``.  While the label stands its id must not name another
