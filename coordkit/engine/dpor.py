@@ -238,8 +238,14 @@ def _holds_begun(step: Step, holds: dict[str, tuple[int, int]],
     timed out)."""
     begun = []
     t = step.thread
-    waits = any(e.op == "park" for e in step.footprint)  # a Condition.wait lets go entirely
-    for e in step.footprint:
+    footprint = step.footprint
+    waits = any(e.op == "park" for e in footprint)  # a Condition.wait lets go entirely
+    if any(e.op == "resume" for e in footprint):
+        # A resumed wait: its opening effect is the operation it began before it parked,
+        # which took nothing; what it did on waking follows ``resume`` (an acquire it
+        # retried).  Counted twice, a lock's one hold would look like a re-entry.
+        footprint = footprint[1:]
+    for e in footprint:
         if not e.obj.startswith(("Lock#", "RLock#")):
             continue
         held = holds.get(e.obj)

@@ -482,6 +482,34 @@ def two_timeouts_then_lock():
     report((got, free))
 
 
+def failed_try_then_critical_sections():
+    """Found by the generated programs (plan ``(('lock0', 'lock0'), ('try0', 'lock0',
+    'lock0'))``): the other thread's try fails, it blocks on the lock and is woken by the
+    release.  The step that resumes it names the acquire twice (the one it began, the one
+    it retried), which once counted as a re-entry: the lock looked held for good, and the
+    order of the later critical sections was never reversed."""
+    lock = threading.Lock()
+    log, tried = [], []
+
+    def other():
+        got = lock.acquire(blocking=False)
+        if got:
+            log.append("t")
+            lock.release()
+        tried.append(got)
+        for _ in range(2):
+            with lock:
+                log.append(1)
+
+    t = threading.Thread(target=other)
+    t.start()
+    for _ in range(2):
+        with lock:
+            log.append(0)
+    t.join()
+    report((tuple(log), tuple(tried)))
+
+
 def lock_acquire_timeout():
     lock = threading.Lock()
     out = []
@@ -658,7 +686,7 @@ PROGRAMS = [
     event_wait_timeout_vs_sleep, lock_acquire_timeout, try_acquire_pair, lock_order_deadlock,
     missed_notify, enumerate_observer, daemon_cut_off, yield_then_append, join_then_read,
     timer_vs_cancel, turn_taking, exception_in_thread, two_timeouts_then_event,
-    two_timeouts_then_join, two_timeouts_then_lock,
+    two_timeouts_then_join, two_timeouts_then_lock, failed_try_then_critical_sections,
 ]
 
 
