@@ -51,6 +51,7 @@ from coordkit.engine.failures import (
 from coordkit.engine.points import ANY, READ, WRITE, Point, access_of, label_of, runs
 from coordkit.engine.races import RaceDetector
 from coordkit.engine.record import Event, Recorder, shown
+from coordkit.engine.recursion import room_for_threads
 from coordkit.engine.task import (
     BLOCKED,
     FINISHED,
@@ -208,6 +209,7 @@ class Execution:
         self._nondaemon_alive = 0
         self._runnable = 0  # tasks whose state is RUNNABLE (a fast path when only one is)
         self._driver: greenlet.greenlet | None = None
+        self._starting: Task | None = None  # a thread whose first step the driver begins
         self.names = Names()  # labels and hashes of what the run creates
         self._outer_excepthook = threading.excepthook
 
@@ -346,18 +348,19 @@ class Execution:
         self._driver = _getcurrent()
         self._outer_excepthook = threading.excepthook
         main = self.spawn(fn, "MainThread", daemon=False)
-        try:
-            self._drive(main, until_all_ended=True)
-            if self.failure is None:
-                self._left_running()
-        except WatchdogTimeout as exc:
-            if self.failure is None:
-                self.failure = watchdog_failure(self.current, exc,
-                                                line=self.tracer is not None and self.tracer.lines)
-        finally:
-            if self.failure is not None and self.locks is not None:
-                self.failure.threads = thread_states(self.tasks, self.locks, self.helpers)
-            self.end()
+        with room_for_threads(sys._getframe()):
+            try:
+                self._drive(main, until_all_ended=True)
+                if self.failure is None:
+                    self._left_running()
+            except WatchdogTimeout as exc:
+                if self.failure is None:
+                    self.failure = watchdog_failure(
+                        self.current, exc, line=self.tracer is not None and self.tracer.lines)
+            finally:
+                if self.failure is not None and self.locks is not None:
+                    self.failure.threads = thread_states(self.tasks, self.locks, self.helpers)
+                self.end()
         return self
 
     def warn(self, message: str) -> None:
@@ -382,9 +385,15 @@ class Execution:
         """Open-ended mode: run runnable threads until none can run, or a failure."""
         self._driver = _getcurrent()
         self._stop = False
-        self._drive(self._next(self.current), until_all_ended=False)
+        with room_for_threads(sys._getframe()):
+            self._drive(self._next(self.current), until_all_ended=False)
 
     def _drive(self, nxt: Task | None, *, until_all_ended: bool) -> None:
+        """Switch to ``nxt``, and on to whichever thread is next each time control comes
+        back: a thread ended, none can run, or one asks for a thread's first step.  Every
+        thread's first step is begun here, so that each starts at the recursion depth of
+        this frame, as a real thread starts at the bottom of its own stack (SCHED-40):
+        a greenlet keeps the depth of whoever first switched to it."""
         try:
             while nxt is not None:
                 self.current = nxt
@@ -392,6 +401,9 @@ class Execution:
                 nxt.glet.switch()
                 if self._stop or self.failure is not None:
                     return
+                if self._starting is not None:
+                    nxt, self._starting = self._starting, None
+                    continue
                 if until_all_ended and self._nondaemon_alive == 0:
                     return
                 # A thread ended (or parked with nothing else runnable).
@@ -407,7 +419,7 @@ class Execution:
             # run's: a footprint holds only what a schedule did (SCHED-30).
             task.step = None
         try:
-            with _QUIET_KILL_REPORTS:
+            with _QUIET_KILL_REPORTS, room_for_threads(sys._getframe()):
                 self._unwind()
         finally:
             self.current = None
@@ -590,6 +602,11 @@ class Execution:
     def _switch(self, nxt: Task | None) -> None:
         if nxt is None:  # nothing can run: the driver decides what happens next
             assert self._driver is not None
+            self._resume(self._driver)
+        elif not nxt.glet:  # not started (the assert is for the type checker): see _drive
+            assert nxt.glet is not None
+            assert self._driver is not None
+            self._starting = nxt
             self._resume(self._driver)
         else:
             self.current = nxt

@@ -829,3 +829,63 @@ def test_parked_threads_cost_no_steps():
 
     report = coordkit.replay(program, [])
     assert report.steps < 500 * 2 + 20
+
+
+
+def _room() -> int:
+    """How many more calls deep the calling thread can go before RecursionError."""
+    def down(n):
+        try:
+            return down(n + 1)
+        except RecursionError:
+            return n
+    return down(0)
+
+
+def _descend(f, n):
+    """Recursion that touches nothing shared (locals only): no tracer work on the way."""
+    return n if n == 0 else f(f, n - 1)
+
+
+def _real_threads_room() -> int:
+    out = []
+    t = threading.Thread(target=lambda: out.append(_room()))
+    t.start()
+    t.join()
+    return out[0]
+
+
+@pytest.mark.parametrize("strategy", ["dfs", "random"])
+def test_a_thread_can_recurse_as_deep_as_a_real_one_in_every_schedule(strategy):
+    """SCHED-40: each controlled thread starts at the recursion depth a real thread starts
+    at, whoever ran before it.  A thread first switched to from deep inside another's
+    stack used to inherit that depth, so a program that recursed near the limit failed
+    with RecursionError in some schedules only (reported as a bug needing a preemption)."""
+    depth = _real_threads_room() - 3
+
+    def program():
+        lock = threading.Lock()
+        out = []
+
+        def work():
+            with lock:
+                pass
+            out.append(_descend(_descend, depth))
+
+        threads = [threading.Thread(target=work) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert out == [0, 0, 0]
+
+    result = coordkit.explore(program, strategy=strategy, max_schedules=30, seed=1,
+                              max_preemptions=2 if strategy == "dfs" else None)
+    assert result.failure is None, result.failure
+
+
+def test_the_recursion_limit_is_put_back_after_a_run():
+    """SCHED-40: the room a run makes for its threads is the run's only."""
+    before = sys.getrecursionlimit()
+    run_once(lambda: threading.Thread(target=lambda: None).start())
+    assert sys.getrecursionlimit() == before
