@@ -1,10 +1,11 @@
 """DPOR against the unreduced search on generated programs (SCHED-37).
 
 Hypothesis builds small programs: 2 threads of 2 or 3 operations, or 3 threads of 1
-or 2, over two locks (one also tried without blocking and with a timeout), an Event, a
-Condition, a queue, a plain variable read and written without a lock, a sleep, and the
-liveness of the thread started before, or a join of it, with or without a timeout (the
-main thread runs the first plan itself).  Each thread keeps what it
+or 2, over two locks (one also tried without blocking and with a timeout), a re-entered
+RLock, a BoundedSemaphore, an Event, a Condition (notify, notify_all, a timed wait), an
+unbounded and a one-slot queue, a two-party Barrier, a plain variable read and written
+without a lock, a sleep, and the liveness of the thread started before, or a join of it,
+with or without a timeout (the main thread runs the first plan itself).  Each thread keeps what it
 observed; the main thread joins the others and reports every observation and the logs
 written under the locks.  The set of outcomes of DPOR's unbounded level must equal that
 of the unreduced search.  A program whose unreduced search needs more than
@@ -17,6 +18,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
@@ -24,93 +26,104 @@ from hypothesis import strategies as st
 
 from tests.sched.dpor_oracle import compare, report
 
-OPS = ["lock0", "lock1", "try0", "tlock0", "set", "clear", "is_set", "wait", "notify", "cwait",
-       "put", "get", "alive", "join", "tjoin", "sleep", "read", "write"]
+OPS = ["lock0", "lock1", "try0", "tlock0", "rlock", "sem", "set", "clear", "is_set", "wait",
+       "notify", "notify_all", "cwait", "put", "get", "bput", "bget", "barrier", "alive", "join",
+       "tjoin", "sleep", "read", "write"]
 
 
 def _program(plan: tuple[tuple[str, ...], ...]):
     """The program that runs ``plan``: one tuple of operations per thread."""
 
     def program() -> None:
-        locks = [threading.Lock(), threading.Lock()]
-        ev, cond, q = threading.Event(), threading.Condition(threading.Lock()), queue.Queue()
-        shared: list[list] = [[], []]  # one log per lock, written under it
-        box = {"v": 0}  # a plain variable, read and written without a lock
+        w = SimpleNamespace(
+            locks=[threading.Lock(), threading.Lock()], rlock=threading.RLock(),
+            sem=threading.BoundedSemaphore(1), ev=threading.Event(),
+            cond=threading.Condition(threading.Lock()), q=queue.Queue(),
+            bounded=queue.Queue(maxsize=1), barrier=threading.Barrier(2, timeout=0.1),
+            logs=[[], [], [], []],  # written under locks[0], locks[1], rlock, sem
+            box={"v": 0},  # a plain variable, read and written without a lock
+            threads=[])
         seen: list[list] = [[] for _ in plan]
-        threads: list[threading.Thread] = []
 
         def run(i: int) -> None:
             for op in plan[i]:
-                seen[i].append(_do(op, i, locks, ev, cond, q, shared, threads, box))
+                seen[i].append(_do(op, i, w))
 
-        threads.append(threading.current_thread())  # the main thread runs plan[0]
+        w.threads.append(threading.current_thread())  # the main thread runs plan[0]
         for i in range(1, len(plan)):
-            threads.append(threading.Thread(target=run, args=(i,)))
-            threads[-1].start()
+            w.threads.append(threading.Thread(target=run, args=(i,)))
+            w.threads[-1].start()
         run(0)
-        for t in threads[1:]:
+        for t in w.threads[1:]:
             t.join()
-        report((tuple(map(tuple, shared)), tuple(tuple(s) for s in seen), box["v"]))
+        report((tuple(map(tuple, w.logs)), tuple(tuple(s) for s in seen), w.box["v"]))
 
     return program
 
 
-def _do(op, i, locks, ev, cond, q, shared, threads, box):
-    """One operation of thread ``i``; what it returns is what the thread observed."""
-    if op in ("lock0", "lock1"):
-        k = int(op[-1])
-        with locks[k]:
-            shared[k].append(i)
+def _do(op: str, i: int, w: SimpleNamespace):
+    """One operation of thread ``i`` on the world ``w``; what it returns is what the
+    thread observed."""
+    if op in ("lock0", "lock1", "rlock", "sem"):
+        k = ("lock0", "lock1", "rlock", "sem").index(op)
+        guard = w.locks[k] if k < 2 else (w.rlock if k == 2 else w.sem)
+        with guard:
+            if op == "rlock":
+                with w.rlock:  # re-entered
+                    w.logs[k].append(i)
+            else:
+                w.logs[k].append(i)
         return None
-    if op == "try0":  # a release does not only let a non-blocking acquire proceed
-        if not locks[0].acquire(blocking=False):
-            return False
-        shared[0].append(i)
-        locks[0].release()
-        return True
-    if op == "tlock0":  # a release does not only let a timed acquire proceed
-        if not locks[0].acquire(timeout=0.1):
-            return False
-        shared[0].append(i)
-        locks[0].release()
-        return True
+    if op in ("try0", "tlock0"):  # a release does not only let these proceed
+        got = (w.locks[0].acquire(blocking=False) if op == "try0"
+               else w.locks[0].acquire(timeout=0.1))
+        if got:
+            w.logs[0].append(i)
+            w.locks[0].release()
+        return got
+    if op in ("set", "clear", "is_set"):
+        return getattr(w.ev, op)()
+    if op == "wait":
+        return w.ev.wait(timeout=0.1)
+    if op in ("notify", "notify_all"):
+        with w.cond:
+            return getattr(w.cond, op)()
+    if op == "cwait":
+        with w.cond:
+            return w.cond.wait(timeout=0.1)
+    if op == "put":
+        return w.q.put(i)
+    if op in ("get", "bget"):
+        try:
+            return (w.q if op == "get" else w.bounded).get(timeout=0.1)
+        except queue.Empty:
+            return "empty"
+    if op == "bput":
+        try:
+            return w.bounded.put(i, timeout=0.1)
+        except queue.Full:
+            return "full"
+    if op == "barrier":
+        try:
+            return w.barrier.wait()
+        except threading.BrokenBarrierError:
+            return "broken"
     if op == "sleep":
         return time.sleep(0.1)
     if op == "read":
-        return box["v"]
+        return w.box["v"]
     if op == "write":
-        box["v"] = i + 1
+        w.box["v"] = i + 1
         return None
-    if op == "set":
-        return ev.set()
-    if op == "clear":
-        return ev.clear()
-    if op == "is_set":
-        return ev.is_set()
-    if op == "wait":
-        return ev.wait(timeout=0.1)
-    if op == "notify":
-        with cond:
-            return cond.notify()
-    if op == "cwait":
-        with cond:
-            return cond.wait(timeout=0.1)
-    if op == "put":
-        return q.put(i)
-    if op == "get":
-        try:
-            return q.get(timeout=0.1)
-        except queue.Empty:
-            return "empty"
     if op == "join":  # the thread started before (not the main thread, which joins all)
-        return threads[i - 1].join() if i > 1 else None
+        return w.threads[i - 1].join() if i > 1 else None
     if op == "tjoin":  # a timed join (the main thread's: of the first thread it started)
         if i == 1:
             return None
-        other = threads[i - 1] if i else threads[1]
+        other = w.threads[i - 1] if i else w.threads[1]
         other.join(timeout=0.1)
         return other.is_alive()
-    return threads[i - 1].is_alive() if i else None  # "alive": the thread started before
+    return w.threads[i - 1].is_alive() if i else None  # "alive": the thread started before
 
 
 # Mostly two threads of two or three operations: the unreduced search must exhaust each
