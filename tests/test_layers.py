@@ -29,7 +29,8 @@ TOP = {
 }
 # Within the engine, what each layer may import (besides sync, errors and itself).
 ENGINE_LAYERS = [
-    {"coordkit.engine.points", "coordkit.engine.frames", "coordkit.engine.trace"},
+    {"coordkit.engine.points", "coordkit.engine.frames", "coordkit.engine.trace",
+     "coordkit.engine.recursion"},
     {"coordkit.engine.accesses"},
     {"coordkit.engine.task"},
     {"coordkit.engine.cause"},
