@@ -28,6 +28,7 @@ Two kinds of effect are not about one object:
 from __future__ import annotations
 
 import sys
+from types import ModuleType
 from typing import Any, NamedTuple
 
 __all__ = [
@@ -200,22 +201,28 @@ class Step:
         return conflicting(self.footprint, other.footprint)
 
 
-_MODULE_GLOBALS: dict[int, str] = {}  # id of a module's globals -> the module's name
+# id of a module's globals -> (the module's name, the globals): held, so that the id
+# can never name another object, even once the module is gone from ``sys.modules``.
+_MODULE_GLOBALS: dict[int, tuple[str, dict[str, Any]]] = {}
 _MODULES_SEEN = [0]
 
 
 def memory_label(owner: Any) -> str:
     """The object a memory access of ``owner`` (an ``id``, or a closure cell's key) names:
     a module's globals by the module (the same in every run), a closure cell by its key,
-    any other object by its ``id`` (``mem:<id>``, which only holds within one run)."""
+    any other object by its ``id`` (``mem:<id>``, which only holds within one run).  Only
+    real modules count: ``sys.modules`` may hold other objects (``typing.re`` is a class
+    on 3.11), whose ``__dict__`` is made anew at each look, and whose id another object
+    may then have."""
     if type(owner) is int:
         if len(sys.modules) != _MODULES_SEEN[0]:
             _MODULES_SEEN[0] = len(sys.modules)
-            _MODULE_GLOBALS.update({id(m.__dict__): name for name, m in list(sys.modules.items())
-                                    if hasattr(m, "__dict__")})
-        name = _MODULE_GLOBALS.get(owner)
-        if name is not None:
-            return f"mem:globals:{name}"
+            for name, module in list(sys.modules.items()):
+                if isinstance(module, ModuleType):
+                    _MODULE_GLOBALS.setdefault(id(module.__dict__), (name, module.__dict__))
+        known = _MODULE_GLOBALS.get(owner)
+        if known is not None:
+            return f"mem:globals:{known[0]}"
     return f"mem:{owner!r}"
 
 

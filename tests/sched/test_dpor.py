@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import re
+import sys
 import threading
 import time
+import types
 
 import pytest
 
 import coordkit
 from coordkit.engine.dpor import HappensBefore
-from coordkit.engine.points import ANY, READ, WRITE, Effect, Point, opening_effects, stutters
+from coordkit.engine.points import (
+    ANY,
+    READ,
+    WRITE,
+    Effect,
+    Point,
+    memory_label,
+    opening_effects,
+    stutters,
+)
 from coordkit.engine.run import RunOptions, Session
 from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler
 from coordkit.engine.schedulers.dfs import ITERATIVE_BOUNDS
@@ -106,6 +117,27 @@ def test_steps_report_their_memory_accesses(granularity):
     accesses = [(s.thread, e.access) for s in steps for e in s.footprint if e.obj == obj]
     assert {(1, READ), (1, WRITE), (2, READ), (2, WRITE)} <= set(accesses)
     assert not any(_any(s) for s in steps if s.point.op in ("line", "store"))
+
+
+def test_only_real_modules_name_memory_by_module():
+    """SCHED-30: ``sys.modules`` may hold objects that are no modules (``typing.re`` is a
+    class on 3.11).  Their ``__dict__``'s id was kept as a module's globals; once that dict
+    was freed, whatever object got its id next was labelled as those globals, in some runs
+    and not others (a generated program's replayed prefix then did not repeat)."""
+    name = "coordkit_test_not_a_module"
+    holder = types.SimpleNamespace()
+    sys.modules[name] = holder  # type: ignore[assignment]
+    try:
+        memory_label(0)  # sys.modules changed: the table is brought up to date
+        stale = id(holder.__dict__)
+    finally:
+        del sys.modules[name]
+    del holder  # its dict is freed: CPython hands the next new dict that memory
+    fresh = [{} for _ in range(100)]
+    reused = [d for d in fresh if id(d) == stale]
+    assert reused, "no new dict took the freed one's id: the check below would be empty"
+    assert memory_label(stale) == f"mem:{stale}"
+    assert memory_label(id(threading.__dict__)) == "mem:globals:threading"
 
 
 def test_starting_and_waking_a_thread_orders_its_next_step():
