@@ -399,10 +399,11 @@ class Execution:
                 self.current = nxt
                 assert nxt.glet is not None
                 nxt.glet.switch()
+                starting, self._starting = self._starting, None
                 if self._stop or self.failure is not None:
                     return
-                if self._starting is not None:
-                    nxt, self._starting = self._starting, None
+                if starting is not None:
+                    nxt = starting
                     continue
                 if until_all_ended and self._nondaemon_alive == 0:
                     return
