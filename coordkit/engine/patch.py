@@ -87,6 +87,21 @@ def _thread_run(self: threading.Thread) -> None:
         task = None if ex is None else ex.current
         if task is not None and threading.excepthook is not ex._outer_excepthook:  # type: ignore[union-attr]
             call_excepthook(task, exc)
+    finally:
+        _handle_done(self)
+
+
+_make_thread_handle = getattr(_thread, "_make_thread_handle", None)  # Python 3.13+
+
+
+def _handle_done(thread: threading.Thread) -> None:
+    """From Python 3.13 a ``Thread`` says it has ended through its ``_handle`` (its repr
+    reads ``_handle.is_done()``): a controlled thread's handle is made done when its
+    code ends, as a real thread's is."""
+    if _make_thread_handle is not None:
+        handle = _make_thread_handle(thread._ident)  # type: ignore[attr-defined]
+        handle._set_done()
+        thread._handle = handle  # type: ignore[attr-defined]
 
 
 def _thread_join(self: threading.Thread, timeout: float | None = None) -> None:
@@ -387,6 +402,12 @@ class _Factory(functools.partial):  # type: ignore[type-arg]
 
     def __getitem__(self, item: Any) -> Any:
         return self._real_class("subscripting it")[item]
+
+    def __or__(self, other: Any) -> Any:  # ``threading.Lock | None`` (a class from 3.13)
+        return self._real_class("a union with it") | other
+
+    def __ror__(self, other: Any) -> Any:
+        return other | self._real_class("a union with it")
 
 
 def _factory(real: Any, shim: str) -> Callable[..., Any]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import collections
 import queue as _queue
+import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -54,13 +55,17 @@ _REAL_PRIMITIVES = (
 )
 
 
+_NEGATIVE_TIMEOUT = ("timeout value must be positive" if sys.version_info < (3, 13)
+                     else "timeout value must be a non-negative number")
+
+
 def _lock_timeout(blocking: Any, timeout: Any) -> None:
     """The checks ``_thread.lock.acquire`` makes of a timeout other than -1, in its order."""
     t = check_timeout(timeout)
     if not blocking:
         raise ValueError("can't specify a timeout for a non-blocking call")
     if t < 0 and t != -1:
-        raise ValueError("timeout value must be positive")
+        raise ValueError(_NEGATIVE_TIMEOUT)
 
 
 def _who(task: Task | None) -> str | None:
