@@ -229,8 +229,9 @@ class RLock(Lock):
     def _is_owned(self) -> bool:
         return self._owner is not None and self._owner is self._ex.current
 
-    def _recursion_count(self) -> int:
-        return self._count if self._owner is not None and self._owner is self._ex.current else 0
+    if sys.version_info >= (3, 11):  # as the C RLock, which has it from 3.11
+        def _recursion_count(self) -> int:
+            return self._count if self._owner is not None and self._owner is self._ex.current else 0
 
     def _release_save(self) -> Any:
         if self._count == 0:

@@ -121,8 +121,12 @@ def check_timeout(timeout: Any) -> float:
     if not t <= TIMEOUT_MAX:  # one comparison when all is well: a NaN compares false too
         if math.isnan(t):
             raise ValueError("Invalid value NaN (not a number)")
-        raise OverflowError("timestamp out of range for platform time_t")
+        raise OverflowError(_TOO_LARGE)
     return t
+
+
+_TOO_LARGE = ("timestamp too large to convert to C _PyTime_t" if sys.version_info < (3, 11)
+              else "timestamp out of range for platform time_t")
 
 
 class WaitQueue(list):

@@ -382,6 +382,9 @@ def test_rlock_release_save_and_recursion_count():
         rlock.release()
         return out
 
+    if sys.version_info < (3, 11):  # neither RLock has _recursion_count before 3.11
+        assert controlled(counts)[:2] == outcome(counts)[:2] == ("raises", "AttributeError")
+        return
     same_as_real(counts)
     assert controlled(counts)[:4] == [("raises", "RuntimeError", "cannot release un-acquired lock"),
                                       0, 2, 0]
