@@ -82,6 +82,7 @@ def search(fn: Callable[[], None], strategy, granularity: str, budget: float):
 
 
 def row(name: str, fn: Callable[[], None], granularity: str, budget: float) -> str:
+    plain = plain_run_ms(fn, granularity, 500)  # first: before the searches grow the heap
     full = search(fn, coordkit.DFSScheduler(None, sleep_sets=False), granularity, budget)
     reduced = search(fn, coordkit.DFSScheduler(None), granularity, budget)
 
@@ -91,7 +92,6 @@ def row(name: str, fn: Callable[[], None], granularity: str, budget: float) -> s
     equal = "yes" if full[4] and reduced[4] and full[3] == reduced[3] else (
         "n/a" if not (full[4] and reduced[4]) else "NO")
     per_run = 1000 * reduced[2][1] / max(reduced[0], 1)
-    plain = plain_run_ms(fn, granularity, min(reduced[0], 500))
     floor = plain * (reduced[1] or reduced[0]) / 1000
     return (f"| {name} | {granularity} | {runs(full)} | {runs(reduced)} | "
             f"{reduced[1] if reduced[1] is not None else '-'} | {full[2][0]:.2f} | "
