@@ -510,6 +510,32 @@ def failed_try_then_critical_sections():
     report((tuple(log), tuple(tried)))
 
 
+def second_set_hides_a_lock_race():
+    """Found by the generated programs (plan ``(('set', 'lock0', 'set'), ('wait', 'try0'))``),
+    open: the other thread's wait returns at once (the Event is set), then it tries the lock.
+    The main thread's second set changes nothing, yet counts as a write that the wait
+    (itself a write) is ordered after; that hides the race between the main thread's
+    release and the try, and DPOR never tries the lock while the main thread holds it."""
+    ev, lock = threading.Event(), threading.Lock()
+    seen = []
+
+    def other():
+        seen.append(ev.wait(timeout=0.1))
+        got = lock.acquire(blocking=False)
+        if got:
+            lock.release()
+        seen.append(got)
+
+    t = threading.Thread(target=other)
+    t.start()
+    ev.set()
+    with lock:
+        pass
+    ev.set()
+    t.join()
+    report(tuple(seen))
+
+
 def lock_acquire_timeout():
     lock = threading.Lock()
     out = []
