@@ -601,18 +601,13 @@ class Execution:
         return [] if self.recorder is None else self.recorder.events
 
     def _switch(self, nxt: Task | None) -> None:
-        if nxt is None:  # nothing can run: the driver decides what happens next
-            assert self._driver is not None
-            self._resume(self._driver)
-        elif not nxt.glet:  # not started (the assert is for the type checker): see _drive
-            assert nxt.glet is not None
-            assert self._driver is not None
-            self._starting = nxt
-            self._resume(self._driver)
-        else:
+        if nxt is not None and nxt.glet:  # a started thread: straight to it
             self.current = nxt
-            assert nxt.glet is not None
             self._resume(nxt.glet)
+        else:  # nothing can run, or a thread's first step, which the driver begins (_drive)
+            self._starting = nxt
+            assert self._driver is not None
+            self._resume(self._driver)
         # Back in the switching thread: it was picked to run again, or the run is unwinding.
         if self.killing:
             raise Kill()
