@@ -102,9 +102,11 @@ PROCEEDING = frozenset(later for _, later in _LETS_PROCEED)
 
 def lets_proceed(earlier: Effect, later: Effect) -> bool:
     """Whether ``earlier`` only lets ``later`` proceed (SCHED-32): a thread's end and a
-    join of it, an Event's set and a wait for it, a lock's release and an acquire of it."""
-    return ((earlier.op, later.op) in _LETS_PROCEED and earlier.obj == later.obj
-            and _wakes_every_waiter(earlier.obj))
+    join of it, an Event's set and a wait for it, a lock's release and an acquire of it.
+    Never an ``earlier`` that changed nothing (a set of a set Event): run after it or
+    before, ``later`` would have done the same."""
+    return ((earlier.op, later.op) in _LETS_PROCEED and earlier.access == WRITE
+            and earlier.obj == later.obj and _wakes_every_waiter(earlier.obj))
 
 
 def stutters(step: Step) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from coordkit.engine.frames import where
-from coordkit.engine.points import Effect, Step, access_of, label_of, memory_label, opening_effects
+from coordkit.engine.points import READ, Effect, Step, access_of, label_of, memory_label, opening_effects
 from coordkit.engine.snapshots import Snapshots
 from coordkit.engine.task import Task
 
@@ -184,6 +184,18 @@ class Recorder:
                 pass
         self._owners.append(keep)
         return label
+
+    def changed_nothing(self, task: Task | None, label: str, op: str) -> None:
+        """``task``'s step did ``op`` on ``label`` and found it already so (a set of a set
+        Event): its opening effect on it was only a read (SCHED-32)."""
+        step = task.step if self.steps is not None and task is not None else None
+        if step is None:
+            return
+        footprint = step.footprint
+        for i, e in enumerate(footprint):
+            if e.obj == label and e.op == op:
+                footprint[i] = e._replace(access=READ)
+                return
 
     def effect(self, task: Task | None, target: Any, op: str, access: str | None = None) -> None:
         """A shared effect of ``task``'s step beyond its opening one (``access`` defaults

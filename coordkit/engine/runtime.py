@@ -546,6 +546,14 @@ class Execution:
         if self.races is not None and self.current is not None:
             self.races.synchronise(self.current.tid, label_of(target), access_of(op))
 
+    def changed_nothing(self, target: Any, op: str) -> None:
+        """The running thread's ``op`` on ``target`` found it already so (a set of a set
+        Event, a wait that returns at once): for DPOR its step only read ``target``
+        (SCHED-32).  The race detector still counts the operation as synchronisation:
+        the stdlib's does it under a lock."""
+        if self.recorder is not None:
+            self.recorder.changed_nothing(self.current, target._ck_label, op)
+
     def access(self, owner: Any, field: Any, keep: Any, site: Any, stack: tuple[Any, ...]) -> None:
         """The running thread reads or writes shared memory (``site.access``): ``field``
         of ``owner`` (see ``accesses.location_of``), reached through ``stack``."""

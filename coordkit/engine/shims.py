@@ -395,6 +395,9 @@ class Event:
         ex = self._ex
         _guard(ex, self)
         ex.point("set", self._ck_label)
+        if self._flag:
+            ex.changed_nothing(self, "set")
+            return
         self._flag = True
         if self._waiters:
             self._waiters.unpark_all(ex)
@@ -403,6 +406,8 @@ class Event:
     def clear(self) -> None:
         _guard(self._ex, self)
         self._ex.point("clear", self._ck_label)
+        if not self._flag:
+            self._ex.changed_nothing(self, "clear")
         self._flag = False
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -412,6 +417,7 @@ class Event:
         _guard(ex, self)
         ex.point("wait", self._ck_label)
         if self._flag:
+            ex.changed_nothing(self, "wait")
             return ex.returned(True)
         deadline = ex.clock.deadline(timeout)
         return ex.returned(self._waiters.park(ex, f"{self._ck_label}.wait", deadline), timeout=timeout)

@@ -511,11 +511,11 @@ def failed_try_then_critical_sections():
 
 
 def second_set_hides_a_lock_race():
-    """Found by the generated programs (plan ``(('set', 'lock0', 'set'), ('wait', 'try0'))``),
-    open: the other thread's wait returns at once (the Event is set), then it tries the lock.
-    The main thread's second set changes nothing, yet counts as a write that the wait
-    (itself a write) is ordered after; that hides the race between the main thread's
-    release and the try, and DPOR never tries the lock while the main thread holds it."""
+    """Found by the generated programs (plan ``(('set', 'lock0', 'set'), ('wait', 'try0'))``):
+    the other thread's wait returns at once (the Event is set), then it tries the lock.
+    The main thread's second set changes nothing; counted as a set that let the wait
+    proceed, it ordered the wait after it without a race, which hid the race between
+    the main thread's release and the try (9 schedules, the failed try never seen)."""
     ev, lock = threading.Event(), threading.Lock()
     seen = []
 
@@ -713,6 +713,7 @@ PROGRAMS = [
     missed_notify, enumerate_observer, daemon_cut_off, yield_then_append, join_then_read,
     timer_vs_cancel, turn_taking, exception_in_thread, two_timeouts_then_event,
     two_timeouts_then_join, two_timeouts_then_lock, failed_try_then_critical_sections,
+    second_set_hides_a_lock_race,
 ]
 
 

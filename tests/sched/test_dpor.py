@@ -198,6 +198,36 @@ def test_is_alive_races_with_the_threads_last_step():
     assert (end.index, alive.index) in HappensBefore(steps).races
 
 
+def test_an_event_operation_that_changes_nothing_only_reads_it():
+    """SCHED-32: a set of a set Event, a clear of a clear one and a wait that returns at
+    once read the Event; the set that set it, the clear that cleared it and a wait that
+    parks write it.  So the second set lets no wait proceed, and does not order one."""
+    def program():
+        ev = threading.Event()
+        ev.clear()
+        ev.set()
+        ev.set()
+        ev.wait()
+        ev.clear()
+
+        def waiter():
+            ev.wait(0.5)
+
+        t = threading.Thread(target=waiter)
+        t.start()
+        t.join()
+
+    _, steps = _steps(program)
+    event = [(s.point.op, s.footprint[0].access) for s in steps  # (not the resumed wait)
+             if s.point.obj.startswith("Event#") and not any(e.op == "resume" for e in s.footprint)]
+    assert event == [("clear", READ), ("set", WRITE), ("set", READ), ("wait", READ),
+                     ("clear", WRITE), ("wait", WRITE)]
+    second_set = next(s for s in steps if s.point.op == "set" and s.footprint[0].access == READ)
+    wait = next(s for s in steps if s.point.op == "wait")
+    races = HappensBefore(steps).races
+    assert not any(second_set.index in pair and wait.index in pair for pair in races)
+
+
 def _release_then_acquire(blocking: bool, timeout: float):
     def program():
         lock = threading.Lock()

@@ -66,16 +66,3 @@ def test_a_run_prefix_analysed_once_gives_what_a_fresh_analysis_gives(granularit
     for program in [*dpor_programs.PROGRAMS, *dpor_programs.RACY]:
         outcomes(program, CheckedDPOR(max_preemptions=None), granularity=granularity)
     assert CheckedDPOR.checked > 400
-
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "a known soundness bug, open (issue 17): an Event's set that changes nothing still "
-    "orders a wait after it, hiding a lock race (9 schedules against 110 unreduced; the "
-    "outcome where the try fails is missed)"))
-def test_dpor_when_a_second_set_changes_nothing():
-    """SCHED-37, SCHED-33: found by the generated programs on the session's last campaign;
-    strict, so that the fix makes this XPASS and fail until the marker goes and the
-    program joins ``PROGRAMS``."""
-    reduced, full, _, _ = compare(dpor_programs.second_set_hides_a_lock_race)
-    assert reduced == full, f"DPOR missed {full - reduced}"
