@@ -118,15 +118,21 @@ def _thread_join(self: threading.Thread, timeout: float | None = None) -> None:
         return
     if task is ex.current:
         raise RuntimeError("cannot join current thread")
+    self._is_stopped = _join_task(ex, task, timeout)  # type: ignore[attr-defined]
+
+
+def _join_task(ex: Execution, task: Task, timeout: float | None) -> bool:
+    """The running thread waits (a scheduling point) until ``task`` ends or ``timeout``
+    passes; whether it ended."""
     ex.point("join", task.label)
     if task.state is not FINISHED:
         if task.joiners is None:
             task.joiners = WaitQueue()
         task.joiners.park(ex, f"join({task.label})", ex.clock.deadline(timeout))
     ended = task.state is FINISHED
-    self._is_stopped = ended  # type: ignore[attr-defined]
     ex.returned(None, text=f"{task.label} ended" if ended else
                 f"timed out (timeout {timeout:g} s at t={ex.clock.now:g}), {task.label} still alive")
+    return ended
 
 
 def _thread_is_alive(self: threading.Thread) -> bool:
@@ -168,7 +174,14 @@ def _start_new_thread(function: Any, args: Any, kwargs: Any = None) -> int:
         raise TypeError("2nd arg must be a tuple")
     if kwargs is not None and not isinstance(kwargs, dict):
         raise TypeError("optional 3rd arg must be a dictionary")
-    call = [function, args, kwargs or {}]
+    return _CONTROLLED_IDENT_BASE + _spawn_foreign(ex, function, args, kwargs or {}, True).tid
+
+
+def _spawn_foreign(ex: Execution, function: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                   daemon: bool) -> Task:
+    """A controlled thread without a ``Thread`` object, running ``function(*args,
+    **kwargs)`` as ``_thread``'s threads do (see ``_start_new_thread``)."""
+    call = [function, args, kwargs]
 
     def body() -> None:
         function, args, kwargs = call
@@ -183,16 +196,109 @@ def _start_new_thread(function: Any, args: Any, kwargs: Any = None) -> int:
             hook = sys.unraisablehook
             if getattr(hook, "__func__", None) is not StdlibPatch._drop_kills:  # the program's
                 hook(_unraisable_args(type(exc), exc, exc.__traceback__,
-                                      "Exception ignored in thread started by", function))
+                                      *_ignored_in_thread(function)))
             raise
         finally:
             del function, args, kwargs
+            if sys.version_info >= (3, 13) and ex.current is not None:
+                _dummy_ends(ex.current)
 
     body._ck_foreign = True  # type: ignore[attr-defined]
     ex.point("start", f"T{len(ex.tasks)}")
     name = getattr(function, "__name__", None) or type(function).__name__
-    task = ex.spawn(body, f"_thread({name})", daemon=True)
-    return _CONTROLLED_IDENT_BASE + task.tid
+    return ex.spawn(body, f"_thread({name})", daemon=daemon)
+
+
+_real_start_joinable_thread = getattr(_thread, "start_joinable_thread", None)  # Python 3.13+
+_REAL_THREAD_HANDLE: Any = getattr(_thread, "_ThreadHandle", None)
+
+
+class _ThreadHandle:
+    """``_thread._ThreadHandle`` inside a run (Python 3.13+): the handle of a controlled
+    thread that ``start_joinable_thread`` started.  ``join`` and ``is_done`` are the
+    scheduling points ``Thread.join`` and ``is_alive`` are; errors are CPython's."""
+
+    __slots__ = ("_ex", "_task")
+
+    def __init__(self, ex: Execution) -> None:
+        self._ex = ex
+        self._task: Task | None = None
+
+    def __repr__(self) -> str:
+        return f"<_thread._ThreadHandle object: ident={self.ident}>"
+
+    @property
+    def ident(self) -> int:
+        return 0 if self._task is None else _CONTROLLED_IDENT_BASE + self._task.tid
+
+    def _started(self) -> Task:
+        if self._task is None:
+            raise RuntimeError("thread not started")
+        return self._task
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the thread to end; a negative ``timeout`` waits for ever."""
+        task = self._started()
+        if timeout is not None:
+            if not isinstance(timeout, (int, float)):
+                raise TypeError(f"'{type(timeout).__name__}' object cannot be interpreted "
+                                "as an integer")
+            if timeout < 0:
+                timeout = None
+        ex = current_execution()
+        if ex is None or task.state is FINISHED:
+            if ex is not None:  # ordered after the thread, as Thread.join is
+                ex.effect(task, "join")
+                ex.after("after-join")
+            return
+        if task is ex.current:
+            raise RuntimeError("Cannot join current thread")
+        _join_task(ex, task, timeout)
+
+    def is_done(self) -> bool:
+        task = self._task
+        if task is None:
+            return False
+        ex = current_execution()
+        if ex is not None:
+            ex.point("is_alive", task.label)
+        done = task.state is FINISHED
+        return done if ex is None else ex.returned(done)
+
+    def _set_done(self) -> None:
+        # CPython calls it in a child after fork(), which a run refuses.
+        raise RuntimeError("thread not started" if self._task is None else
+                           "_set_done() of a controlled thread: only fork() calls it, "
+                           "and a run refuses fork()")
+
+
+def _start_joinable_thread(function: Any, handle: Any = None, daemon: bool = True) -> Any:
+    """``_thread.start_joinable_thread`` (Python 3.13+): inside a run, a controlled thread,
+    and its controlled ``_ThreadHandle`` (the one given, if any)."""
+    ex = current_execution()
+    if ex is None:
+        return _real_start_joinable_thread(function, handle, daemon)  # type: ignore[misc]
+    if not callable(function):
+        raise TypeError("thread function must be callable")
+    if handle is None:
+        handle = _ThreadHandle(ex)
+    elif _REAL_THREAD_HANDLE is not None and type(handle) is _REAL_THREAD_HANDLE:
+        raise TypeError("a _ThreadHandle made before the run cannot hold a controlled "
+                        "thread: make it inside the program")
+    elif not isinstance(handle, _ThreadHandle):
+        raise TypeError("'handle' must be a _ThreadHandle")
+    elif handle._task is not None:
+        raise RuntimeError("thread already started")
+    handle._task = _spawn_foreign(ex, function, (), {}, bool(daemon))
+    return handle
+
+
+def _ignored_in_thread(function: Any) -> tuple[str, Any]:
+    """The ``err_msg`` and ``object`` CPython reports for an exception that ended a
+    ``_thread`` thread: 3.13 names the function in the message."""
+    if sys.version_info >= (3, 13):
+        return f"Exception ignored in thread started by {function!r}", None
+    return "Exception ignored in thread started by", function
 
 
 _UNRAISABLE_ARGS: list[type] = []
@@ -246,6 +352,17 @@ def _dummy_thread(task: Task) -> threading.Thread:
     return dummy
 
 
+def _dummy_ends(task: Task) -> None:
+    """From Python 3.13 the ``_DummyThread`` of a thread that ends says it is no longer
+    alive, and leaves ``threading._active`` (CPython removes it when the thread ends)."""
+    dummy = task.thread
+    if dummy is not None and dummy in _DUMMIES:
+        _handle_done(dummy)
+        with threading._active_limbo_lock:  # type: ignore[attr-defined]
+            if threading._active.get(dummy._ident) is dummy:  # type: ignore[attr-defined]
+                del threading._active[dummy._ident]  # type: ignore[attr-defined]
+
+
 def _forget_dummies() -> None:
     with threading._active_limbo_lock:  # type: ignore[attr-defined]
         for dummy in _DUMMIES:
@@ -261,7 +378,7 @@ class _EitherType(type):
 
     _ck_real: type
     _ck_shim: type
-    _ck_make: str
+    _ck_make: Callable[[Execution], Any]
 
     def __instancecheck__(cls, obj: Any) -> bool:
         return isinstance(obj, (cls._ck_real, cls._ck_shim))
@@ -279,10 +396,10 @@ class _EitherType(type):
             cls._ck_real(*args, **kwargs)
         elif cls._ck_bare_error is not None:
             raise TypeError(cls._ck_bare_error)
-        return getattr(ex.shims, cls._ck_make)(*args, **kwargs)
+        return cls._ck_make(ex)
 
 
-def _either(real: type, shim: type, make: str) -> type:
+def _either(real: type, shim: type, make: Callable[[Execution], Any]) -> type:
     try:
         real()
         bare_error = None
@@ -566,11 +683,14 @@ _PATCHES: list[tuple[Any, str, Any]] = [
     (_thread, "start_new", _start_new_thread),
     (_thread, "allocate_lock", _factory(_thread.allocate_lock, "Lock")),
     (_thread, "allocate", _factory(_thread.allocate_lock, "Lock")),
-    (_thread, "LockType", _either(_thread.LockType, shims.Lock, "Lock")),
-    (_thread, "RLock", _either(_thread.RLock, shims.RLock, "RLock")),
+    (_thread, "LockType", _either(_thread.LockType, shims.Lock, lambda ex: ex.shims.Lock())),
+    (_thread, "RLock", _either(_thread.RLock, shims.RLock, lambda ex: ex.shims.RLock())),
     (_thread, "get_ident", _get_ident),
     (_thread, "get_native_id", _get_native_id),
     (_thread, "_count", _count),
+    *([(_thread, "start_joinable_thread", _start_joinable_thread),
+       (_thread, "_ThreadHandle", _either(_REAL_THREAD_HANDLE, _ThreadHandle, _ThreadHandle))]
+      if _real_start_joinable_thread is not None else []),
     # A process copied half-way through a run cannot be controlled: refused at the call.
     *[(os, name, _no_fork(getattr(os, name))) for name in ("fork", "forkpty") if hasattr(os, name)],
     (_queue, "SimpleQueue", _factory(_queue.SimpleQueue, "SimpleQueue")),

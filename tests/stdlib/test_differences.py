@@ -126,7 +126,8 @@ def test_start_new_thread_is_a_controlled_thread_whose_race_explore_finds():
 
 def test_start_new_thread_identity_count_and_dummy_thread():
     # SCHED-3, SCHED-7: start_new_thread returns the thread's get_ident(); _count() counts
-    # it while it lives; current_thread() there is a daemon _DummyThread, as in CPython
+    # it while it lives; current_thread() there is a daemon _DummyThread, as in CPython,
+    # which 3.13 forgets when the thread ends
     seen = {}
 
     def program():
@@ -147,12 +148,15 @@ def test_start_new_thread_identity_count_and_dummy_thread():
         while _thread._count() != before:
             time.sleep(0.001)
         seen["main"] = (threading.get_ident(), threading.current_thread().ident)
+        seen["kept"] = ident in threading._active
 
     coordkit.replay(program, [])
     assert seen["args"] == (1, 2)
     assert seen["ident"] == seen["thread_ident"] == seen["returned"]
     assert seen["dummy"] and seen["daemon"] and seen["name"].startswith("Dummy-") and seen["listed"]
     assert seen["main"][0] == seen["main"][1] != seen["returned"]
+    # From 3.13 CPython removes an ended thread's _DummyThread from threading._active
+    assert seen["kept"] is (sys.version_info < (3, 13))
 
 
 def test_start_new_thread_systemexit_ends_the_thread_quietly():
@@ -171,6 +175,83 @@ def test_start_new_thread_systemexit_ends_the_thread_quietly():
 
     result = coordkit.explore(program, seed=1, max_schedules=20)
     assert result.failure is None, result.failure
+
+
+needs_joinable = pytest.mark.skipif(not hasattr(_thread, "start_joinable_thread"),
+                                    reason="_thread.start_joinable_thread exists from Python 3.13")
+
+
+@needs_joinable
+def test_start_joinable_thread_is_a_controlled_thread_whose_race_explore_finds():
+    # SCHED-3: from 3.13, _thread.start_joinable_thread is how threads start; inside a run
+    # the thread is controlled (a real one would escape the scheduler) and its handle's
+    # join waits at a scheduling point
+    def program():
+        counter = [0]
+
+        def bump():
+            value = counter[0]
+            time.sleep(0)
+            counter[0] = value + 1
+
+        handles = [_thread.start_joinable_thread(bump) for _ in range(2)]
+        for handle in handles:
+            handle.join()
+            assert handle.is_done()
+        assert counter[0] == 2, counter
+
+    result = coordkit.explore(program, strategy="dfs", max_schedules=500)
+    assert result.failure is not None and "AssertionError" in result.failure.message
+    assert result.failure.report.thread_names == ["MainThread", "_thread(bump)", "_thread(bump)"]
+
+
+@needs_joinable
+def test_a_joinable_threads_handle_behaves_as_cpythons():
+    # SCHED-3: ident, join with a timeout, is_done, a handle made in the run and given to
+    # start_joinable_thread, and CPython's errors
+    seen = {}
+
+    def program():
+        gate = _thread.allocate_lock()
+        gate.acquire()
+        handle = _thread._ThreadHandle()
+        seen["unstarted"] = (handle.ident, handle.is_done())
+        with pytest.raises(RuntimeError, match="thread not started"):
+            handle.join()
+        idents = []
+        assert _thread.start_joinable_thread(
+            lambda: (idents.append(_thread.get_ident()), gate.acquire()), handle=handle) is handle
+        with pytest.raises(RuntimeError, match="thread already started"):
+            _thread.start_joinable_thread(print, handle=handle)
+        handle.join(0.5)
+        seen["after timeout"] = (handle.is_done(), time.monotonic())
+        gate.release()
+        handle.join()
+        seen["done"] = handle.is_done()
+        seen["ident"] = handle.ident == idents[0]
+        with pytest.raises(TypeError, match="'handle' must be a _ThreadHandle"):
+            _thread.start_joinable_thread(print, handle=1)
+        with pytest.raises(TypeError, match="thread function must be callable"):
+            _thread.start_joinable_thread(1)
+        me = []
+        selfjoin = _thread.start_joinable_thread(lambda: me.append(_try(lambda: me[0].join())))
+        me.append(selfjoin)
+        selfjoin.join()
+        seen["self join"] = me[1]
+
+    coordkit.replay(program, [])
+    assert seen["unstarted"] == (0, False)
+    assert seen["after timeout"][0] is False and seen["after timeout"][1] >= 0.5
+    assert seen["done"] and seen["ident"]
+    assert seen["self join"] == "RuntimeError: Cannot join current thread"
+
+
+def _try(fn: Callable[[], Any]) -> str:
+    try:
+        fn()
+    except Exception as exc:  # the test reads the error
+        return f"{type(exc).__name__}: {exc}"
+    return "ok"
 
 
 def test_thread_module_lock_names_are_controlled_and_keep_their_types():
