@@ -109,21 +109,20 @@ def _thread_join(self: threading.Thread, timeout: float | None = None) -> None:
     if task is None:
         _orig_join(self, timeout)
         return
+    self._is_stopped = _join_task(task, timeout, "cannot join current thread")  # type: ignore[attr-defined]
+
+
+def _join_task(task: Task, timeout: float | None, itself: str) -> bool:
+    """The running thread waits (a scheduling point) until ``task`` ends or ``timeout``
+    passes; whether it ended.  A thread that joins itself gets ``RuntimeError(itself)``."""
     ex = current_execution()
     if ex is None or task.state is FINISHED:
         if ex is not None:  # no choice to make, but the joiner is ordered after the thread
             ex.effect(task, "join")
             ex.after("after-join")
-        self._is_stopped = task.state is FINISHED  # type: ignore[attr-defined]
-        return
+        return task.state is FINISHED
     if task is ex.current:
-        raise RuntimeError("cannot join current thread")
-    self._is_stopped = _join_task(ex, task, timeout)  # type: ignore[attr-defined]
-
-
-def _join_task(ex: Execution, task: Task, timeout: float | None) -> bool:
-    """The running thread waits (a scheduling point) until ``task`` ends or ``timeout``
-    passes; whether it ended."""
+        raise RuntimeError(itself)
     ex.point("join", task.label)
     if task.state is not FINISHED:
         if task.joiners is None:
@@ -218,10 +217,9 @@ class _ThreadHandle:
     thread that ``start_joinable_thread`` started.  ``join`` and ``is_done`` are the
     scheduling points ``Thread.join`` and ``is_alive`` are; errors are CPython's."""
 
-    __slots__ = ("_ex", "_task")
+    __slots__ = ("_task",)
 
-    def __init__(self, ex: Execution) -> None:
-        self._ex = ex
+    def __init__(self) -> None:
         self._task: Task | None = None
 
     def __repr__(self) -> str:
@@ -245,15 +243,7 @@ class _ThreadHandle:
                                 "as an integer")
             if timeout < 0:
                 timeout = None
-        ex = current_execution()
-        if ex is None or task.state is FINISHED:
-            if ex is not None:  # ordered after the thread, as Thread.join is
-                ex.effect(task, "join")
-                ex.after("after-join")
-            return
-        if task is ex.current:
-            raise RuntimeError("Cannot join current thread")
-        _join_task(ex, task, timeout)
+        _join_task(task, timeout, "Cannot join current thread")
 
     def is_done(self) -> bool:
         task = self._task
@@ -281,7 +271,7 @@ def _start_joinable_thread(function: Any, handle: Any = None, daemon: bool = Tru
     if not callable(function):
         raise TypeError("thread function must be callable")
     if handle is None:
-        handle = _ThreadHandle(ex)
+        handle = _ThreadHandle()
     elif _REAL_THREAD_HANDLE is not None and type(handle) is _REAL_THREAD_HANDLE:
         raise TypeError("a _ThreadHandle made before the run cannot hold a controlled "
                         "thread: make it inside the program")
@@ -689,7 +679,7 @@ _PATCHES: list[tuple[Any, str, Any]] = [
     (_thread, "get_native_id", _get_native_id),
     (_thread, "_count", _count),
     *([(_thread, "start_joinable_thread", _start_joinable_thread),
-       (_thread, "_ThreadHandle", _either(_REAL_THREAD_HANDLE, _ThreadHandle, _ThreadHandle))]
+       (_thread, "_ThreadHandle", _either(_REAL_THREAD_HANDLE, _ThreadHandle, lambda ex: _ThreadHandle()))]
       if _real_start_joinable_thread is not None else []),
     # A process copied half-way through a run cannot be controlled: refused at the call.
     *[(os, name, _no_fork(getattr(os, name))) for name in ("fork", "forkpty") if hasattr(os, name)],
