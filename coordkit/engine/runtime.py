@@ -184,12 +184,7 @@ class Execution:
         self.steps = 0
         self._choosing(scheduler)
         self._keep(record=record, footprints=footprints, snapshots=snapshots)
-        self.failure: Failure | None = None
-        self.finished = False
-        self.killing = False
-        self.leaked: list[str] = []
-        self.scheduler_error: BaseException | None = None
-        self.pruned = False
+        self._ending()
         self.invariant: Callable[[], Any] | None = None
         # The invariant or the scheduler (the caller's code) is running: its operations and
         # accesses are no scheduling points of the program's.
@@ -205,13 +200,22 @@ class Execution:
         # to the horizon.
         self.open_ended = False
         self.horizon: float | None = None
-        self.thread_exceptions: list[tuple[str, BaseException]] = []
         self._nondaemon_alive = 0
         self._runnable = 0  # tasks whose state is RUNNABLE (a fast path when only one is)
         self._driver: greenlet.greenlet | None = None
         self._starting: Task | None = None  # a thread whose first step the driver begins
         self.names = Names()  # labels and hashes of what the run creates
         self._outer_excepthook = threading.excepthook
+
+    def _ending(self) -> None:
+        """How the run ends: not yet."""
+        self.failure: Failure | None = None
+        self.finished = False
+        self.killing = False
+        self.leaked: list[str] = []
+        self.scheduler_error: BaseException | None = None
+        self.pruned = False
+        self.thread_exceptions: list[tuple[str, BaseException]] = []
 
     def _choosing(self, scheduler: Scheduler) -> None:
         """What the run keeps about its choice points."""

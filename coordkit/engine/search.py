@@ -114,21 +114,28 @@ def explore(
                                    time_budget, shrink, progress)
     search = _Search(fn, options, max_schedules, time_budget, progress)
     if strategy == "hypothesis":
-        from coordkit.engine.hypothesis_search import find_with_hypothesis
+        return _with_hypothesis(search, seed, shrink)
+    return _with_scheduler(search, lambda: make_scheduler(
+        strategy, seed=seed, depth=depth, max_preemptions=max_preemptions), seed, shrink)
 
-        return search.result(lambda session: find_with_hypothesis(
-            session, fn, search.ran, max_schedules=max_schedules, seed=seed, shrink=shrink),
-                             "hypothesis", seed, shrink, exhausted=lambda: False)
-    def new_scheduler() -> Scheduler:
-        return make_scheduler(strategy, seed=seed, depth=depth, max_preemptions=max_preemptions)
 
+def _with_hypothesis(search: _Search, seed: int, shrink: bool) -> ExploreResult:
+    from coordkit.engine.hypothesis_search import find_with_hypothesis
+
+    return search.result(lambda session: find_with_hypothesis(
+        session, search.fn, search.ran, max_schedules=search.max_schedules, seed=seed,
+        shrink=shrink), "hypothesis", seed, shrink, exhausted=lambda: False)
+
+
+def _with_scheduler(search: _Search, new_scheduler: Callable[[], Scheduler], seed: int | None,
+                    shrink: bool) -> ExploreResult:
     scheduler = new_scheduler()
     if isinstance(scheduler, DFSScheduler):
         seed = None  # a systematic search draws nothing at random: no seed to report
     search.scheduler = scheduler
     return search.result(lambda session: search.loop(session, new_scheduler), scheduler.name, seed,
                          shrink, exhausted=lambda: search.scheduler.exhausted,
-                         coverage=lambda: _coverage(search.scheduler, granularity))
+                         coverage=lambda: _coverage(search.scheduler, search.options.granularity))
 
 
 def _coverage(scheduler: Scheduler, granularity: str) -> str | None:
