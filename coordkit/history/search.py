@@ -186,104 +186,146 @@ def _search(
     A configuration, the set of linearized operations (a bit mask) plus the
     model state, is explored at most once.
     """
-    successors = _successor_fn(model)
-    read_only_fn = getattr(model, "read_only", None)
-    n = len(entries)
-    # Events: (time, 0 for call / 1 for return, op). At equal times calls sort
-    # first, so equal stamps count as overlapping (HIST-2).
-    events = sorted(
-        [(e.op.call, 0, i) for i, e in enumerate(entries)] + [(e.ret, 1, i) for i, e in enumerate(entries)]
-    )
-    size = len(events)
-    head = size  # sentinel
-    nxt = [*range(1, size), -1, 0 if size else -1]
-    prv = [head, *range(size - 1), -1]
-    is_call = [kind == 0 for _, kind, _ in events]
-    ev_op = [i for _, _, i in events]
-    call_pos = [0] * n
-    ret_pos = [0] * n
-    for pos, (_, kind, i) in enumerate(events):
-        if kind == 0:
-            call_pos[i] = pos
-        else:
-            ret_pos[i] = pos
-    optional = [e.optional for e in entries]
-    ops = [e.op for e in entries]
-    hint_fn = getattr(model, "candidate_key", None)
-    hint = [(hint_fn(op), op.call) for op in ops] if callable(hint_fn) else None
-    read_only = [bool(read_only_fn(op)) if callable(read_only_fn) else False for op in ops]
+    return _Linearizer(entries, model, init, max_states).run(max_steps)
 
-    def unlink(pos: int) -> None:
-        p, q = prv[pos], nxt[pos]
-        nxt[p] = q
-        if q != -1:
-            prv[q] = p
 
-    def relink(pos: int) -> None:
-        p, q = prv[pos], nxt[pos]
-        nxt[p] = pos
-        if q != -1:
-            prv[q] = pos
+class _Events:
+    """The calls and returns of the entries sorted by time, as a doubly linked list whose
+    head is a sentinel; an operation is unlinked (both its events) once linearized."""
 
-    def candidates() -> tuple[list[int], int]:
+    def __init__(self, entries: Sequence[_Entry], hint: list[Any] | None) -> None:
+        # (time, 0 for call / 1 for return, op): at equal times calls sort first, so
+        # equal stamps count as overlapping (HIST-2).
+        events = sorted([(e.op.call, 0, i) for i, e in enumerate(entries)]
+                        + [(e.ret, 1, i) for i, e in enumerate(entries)])
+        size = len(events)
+        self.head = size
+        self.nxt = [*range(1, size), -1, 0 if size else -1]
+        self.prv = [size, *range(size - 1), -1]
+        self.is_call = [kind == 0 for _, kind, _ in events]
+        self.op = [i for _, _, i in events]
+        self.call_pos = [0] * len(entries)
+        self.ret_pos = [0] * len(entries)
+        for pos, (_, kind, i) in enumerate(events):
+            (self.call_pos if kind == 0 else self.ret_pos)[i] = pos
+        self.hint = hint
+
+    def unlink(self, i: int) -> None:
+        """Operation ``i`` is linearized: its call and return leave the list."""
+        nxt, prv = self.nxt, self.prv
+        for pos in (self.call_pos[i], self.ret_pos[i]):
+            p, q = prv[pos], nxt[pos]
+            nxt[p] = q
+            if q != -1:
+                prv[q] = p
+
+    def relink(self, i: int) -> None:
+        """Undo ``unlink(i)`` (the last unlink not undone)."""
+        nxt, prv = self.nxt, self.prv
+        for pos in (self.ret_pos[i], self.call_pos[i]):
+            p, q = prv[pos], nxt[pos]
+            nxt[p] = pos
+            if q != -1:
+                prv[q] = pos
+
+    def candidates(self) -> tuple[list[int], int]:
         """The operations that may go next, in the order to try; and the first return's position."""
         found = []
-        pos = nxt[head]
+        nxt, is_call, op = self.nxt, self.is_call, self.op
+        pos = nxt[self.head]
         while pos != -1 and is_call[pos]:
-            found.append(ev_op[pos])
+            found.append(op[pos])
             pos = nxt[pos]
-        if hint is not None:
-            found.sort(key=hint.__getitem__)
+        if self.hint is not None:
+            found.sort(key=self.hint.__getitem__)
         return found, pos
 
-    required = n - sum(optional)
-    cache: set[tuple[int, Any]] = set()
-    # Frames: (candidates, index of the one linearized, its successor states,
-    # index of the next successor to try, state before it).  A read-only
-    # operation linearized at once leaves a frame with no successors left, and
-    # no further candidates (see the main loop).
-    stack: list[tuple[list[int], int, list[Any], int, Any]] = []
-    state = init
-    mask = 0
-    done_required = 0
-    steps = 0
-    stuck_at, stuck_op, stuck_states = -1, -1, []
 
-    def descend(cands: list[int], ci: int, alts: list[Any] | None, ai: int) -> bool:
+class _Linearizer:
+    """One search (see ``_search``): the configuration it is in, the frames to backtrack
+    to, the configurations explored, and the furthest return it got stuck at."""
+
+    def __init__(self, entries: Sequence[_Entry], model: Any, init: Any, max_states: int) -> None:
+        self.successors = _successor_fn(model)
+        self.ops = [e.op for e in entries]
+        self.optional = [e.optional for e in entries]
+        read_only_fn = getattr(model, "read_only", None)
+        self.read_only = [bool(read_only_fn(op)) if callable(read_only_fn) else False
+                          for op in self.ops]
+        hint_fn = getattr(model, "candidate_key", None)
+        self.events = _Events(entries, [(hint_fn(op), op.call) for op in self.ops]
+                              if callable(hint_fn) else None)
+        self.required = len(entries) - sum(self.optional)
+        self.max_states = max_states
+        self.cache: set[tuple[int, Any]] = set()
+        # Frames: (candidates, index of the one linearized, its successor states, index
+        # of the next successor to try, state before it).  A read-only operation
+        # linearized at once leaves a frame with no successors left, and no further
+        # candidates (see ``_linearize_read_only``).
+        self.stack: list[tuple[list[int], int, list[Any], int, Any]] = []
+        self.state = init
+        self.mask = 0
+        self.done_required = 0
+        self.steps = 0
+        self.stuck_at, self.stuck_op, self.stuck_states = -1, -1, []
+
+    def run(self, max_steps: int | None) -> _Result:
+        while True:
+            if self.done_required == self.required:
+                return _Result(True, self.steps, [frame[0][frame[1]] for frame in self.stack],
+                               -1, -1, [])
+            self.steps += 1
+            if max_steps is not None and self.steps > max_steps:
+                raise SearchBudgetExceeded(
+                    f"the linearizability search gave up after max_steps={max_steps} steps "
+                    f"({len(self.ops)} operations); raise max_steps or check a shorter history"
+                )
+            cands, first_return = self.events.candidates()
+            forced = self._linearize_read_only(cands)
+            if forced is True or (forced is None and self._descend(cands, 0, None, 0)):
+                continue
+            self._stuck(first_return)
+            if not self._backtrack():
+                return _Result(False, self.steps, [], self.stuck_at, self.stuck_op, self.stuck_states)
+
+    def _take(self, frame: tuple[list[int], int, list[Any], int, Any], i: int, after: Any) -> None:
+        """Linearize operation ``i``, into state ``after``; ``frame`` is what to try instead."""
+        self.stack.append(frame)
+        self.state = after
+        self.mask |= 1 << i
+        if not self.optional[i]:
+            self.done_required += 1
+        self.events.unlink(i)
+
+    def _descend(self, cands: list[int], ci: int, alts: list[Any] | None, ai: int) -> bool:
         """Linearize the first untried (candidate, successor) from (ci, ai) on; False if none."""
-        nonlocal state, mask, done_required
+        cache = self.cache
         while ci < len(cands):
             i = cands[ci]
             if alts is None:
-                alts = list(successors(state, ops[i]))
-            bit = 1 << i
+                alts = list(self.successors(self.state, self.ops[i]))
+            mask = self.mask | 1 << i
             while ai < len(alts):
                 after = alts[ai]
                 ai += 1
-                key = (mask | bit, after)
+                key = (mask, after)
                 if key in cache:
                     continue
                 cache.add(key)
-                stack.append((cands, ci, alts, ai, state))
-                state = after
-                mask |= bit
-                if not optional[i]:
-                    done_required += 1
-                unlink(call_pos[i])
-                unlink(ret_pos[i])
+                self._take((cands, ci, alts, ai, self.state), i, after)
                 return True
             ci, alts, ai = ci + 1, None, 0
         return False
 
-    def stuck(first_return: int) -> None:
+    def _stuck(self, first_return: int) -> None:
         """The current configuration cannot get past ``first_return``: keep the furthest."""
-        nonlocal stuck_at, stuck_op, stuck_states
-        if first_return > stuck_at:
-            stuck_at, stuck_op, stuck_states = first_return, ev_op[first_return], []
-        if first_return == stuck_at and len(stuck_states) < max_states and state not in stuck_states:
-            stuck_states.append(state)
+        if first_return > self.stuck_at:
+            self.stuck_at, self.stuck_op, self.stuck_states = first_return, self.events.op[first_return], []
+        if (first_return == self.stuck_at and len(self.stuck_states) < self.max_states
+                and self.state not in self.stuck_states):
+            self.stuck_states.append(self.state)
 
-    def _linearize_read_only(cands: list[int]) -> bool | None:
+    def _linearize_read_only(self, cands: list[int]) -> bool | None:
         """Linearize a read-only candidate that fits now, without branching.
 
         If an operation fits in this state and leaves every state it fits in
@@ -294,56 +336,37 @@ def _search(
         False when that configuration was already explored (so this one fails
         too), None when there is no such candidate.
         """
-        nonlocal state, mask, done_required
+        state = self.state
         for i in cands:
-            if not read_only[i]:
+            if not self.read_only[i]:
                 continue
-            alts = list(successors(state, ops[i]))
+            alts = list(self.successors(state, self.ops[i]))
             if len(alts) != 1 or alts[0] != state:
                 continue
-            key = (mask | (1 << i), state)
-            if key in cache:
+            key = (self.mask | (1 << i), state)
+            if key in self.cache:
                 return False
-            cache.add(key)
-            stack.append(([i], 0, alts, 1, state))  # nothing else to try in this frame
-            mask |= 1 << i
-            if not optional[i]:
-                done_required += 1
-            unlink(call_pos[i])
-            unlink(ret_pos[i])
+            self.cache.add(key)
+            self._take(([i], 0, alts, 1, state), i, state)  # nothing else to try in this frame
             return True
         return None
 
-    while True:
-        if done_required == required:
-            return _Result(True, steps, [frame[0][frame[1]] for frame in stack], -1, -1, [])
-        steps += 1
-        if max_steps is not None and steps > max_steps:
-            raise SearchBudgetExceeded(
-                f"the linearizability search gave up after max_steps={max_steps} steps "
-                f"({n} operations); raise max_steps or check a shorter history"
-            )
-        cands, first_return = candidates()
-        forced = _linearize_read_only(cands)
-        if forced is True or (forced is None and descend(cands, 0, None, 0)):
-            continue
-        stuck(first_return)
-        # Backtrack until some frame has another (candidate, successor) to try.
-        while True:
-            if not stack:
-                return _Result(False, steps, [], stuck_at, stuck_op, stuck_states)
-            cands, ci, alts, ai, before = stack.pop()
+    def _backtrack(self) -> bool:
+        """Undo linearizations until some frame has another (candidate, successor) to try,
+        and take it; False when every frame is exhausted."""
+        while self.stack:
+            cands, ci, alts, ai, before = self.stack.pop()
             i = cands[ci]
-            relink(ret_pos[i])
-            relink(call_pos[i])
-            mask &= ~(1 << i)
-            if not optional[i]:
-                done_required -= 1
-            state = before
-            steps += 1
-            if descend(cands, ci, alts, ai):
-                break
-            stuck(candidates()[1])  # this configuration is exhausted too
+            self.events.relink(i)
+            self.mask &= ~(1 << i)
+            if not self.optional[i]:
+                self.done_required -= 1
+            self.state = before
+            self.steps += 1
+            if self._descend(cands, ci, alts, ai):
+                return True
+            self._stuck(self.events.candidates()[1])  # this configuration is exhausted too
+        return False
 
 
 def _entries(ops: Sequence[Operation], cut: float = _INF) -> list[_Entry]:
