@@ -46,7 +46,7 @@ _RUNS = ".run"
 # Operations that only look: two of them on one object commute.  Every other
 # operation on an object is a write of it.
 _READ_OPS = frozenset({
-    "is_set", "locked", "empty", "qsize", "is_alive", "join", "wait_event", "read", "line",
+    "is_set", "locked", "empty", "qsize", "is_alive", "join", "line",
     "enumerate", "active_count",
 })
 
