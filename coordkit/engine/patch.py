@@ -199,7 +199,7 @@ def _spawn_foreign(ex: Execution, function: Any, args: tuple[Any, ...], kwargs: 
             raise
         finally:
             del function, args, kwargs
-            if sys.version_info >= (3, 13) and ex.current is not None:
+            if ex.current is not None:
                 _dummy_ends(ex.current)
 
     body._ck_foreign = True  # type: ignore[attr-defined]
@@ -272,7 +272,7 @@ def _start_joinable_thread(function: Any, handle: Any = None, daemon: bool = Tru
         raise TypeError("thread function must be callable")
     if handle is None:
         handle = _ThreadHandle()
-    elif _REAL_THREAD_HANDLE is not None and type(handle) is _REAL_THREAD_HANDLE:
+    elif type(handle) is _REAL_THREAD_HANDLE:
         raise TypeError("a _ThreadHandle made before the run cannot hold a controlled "
                         "thread: make it inside the program")
     elif not isinstance(handle, _ThreadHandle):
@@ -346,19 +346,22 @@ def _dummy_ends(task: Task) -> None:
     """From Python 3.13 the ``_DummyThread`` of a thread that ends says it is no longer
     alive, and leaves ``threading._active`` (CPython removes it when the thread ends)."""
     dummy = task.thread
-    if dummy is not None and dummy in _DUMMIES:
+    if sys.version_info >= (3, 13) and dummy is not None and dummy in _DUMMIES:
         _handle_done(dummy)
-        with threading._active_limbo_lock:  # type: ignore[attr-defined]
-            if threading._active.get(dummy._ident) is dummy:  # type: ignore[attr-defined]
-                del threading._active[dummy._ident]  # type: ignore[attr-defined]
+        _leave_active([dummy])
 
 
 def _forget_dummies() -> None:
+    _leave_active(_DUMMIES)
+    _DUMMIES.clear()
+
+
+def _leave_active(dummies: list[threading.Thread]) -> None:
+    """Take ``dummies`` out of ``threading._active``, where each is still there."""
     with threading._active_limbo_lock:  # type: ignore[attr-defined]
-        for dummy in _DUMMIES:
+        for dummy in dummies:
             if threading._active.get(dummy._ident) is dummy:  # type: ignore[attr-defined]
                 del threading._active[dummy._ident]  # type: ignore[attr-defined]
-    _DUMMIES.clear()
 
 
 class _EitherType(type):
