@@ -141,16 +141,22 @@ def _thread_join(self: threading.Thread, timeout: float | None = None) -> None:
 
 def _join_task(task: Task, timeout: float | None, itself: str) -> bool:
     """The running thread waits (a scheduling point) until ``task`` ends or ``timeout``
-    passes; whether it ended.  A thread that joins itself gets ``RuntimeError(itself)``."""
+    passes; whether it ended.  A thread that joins itself gets ``RuntimeError(itself)``.
+    A join with a timeout may give up: it records a ``try`` of the thread, so that no
+    end is taken to only let it proceed (SCHED-46)."""
     ex = current_execution()
     if ex is None or task.state is FINISHED:
         if ex is not None:  # no choice to make, but the joiner is ordered after the thread
             ex.effect(task, "join")
+            if timeout is not None:
+                ex.effect(task, "try")
             ex.after("after-join")
         return task.state is FINISHED
     if task is ex.current:
         raise RuntimeError(itself)
     ex.point("join", task.label)
+    if timeout is not None:
+        ex.effect(task, "try")
     if task.state is not FINISHED:
         if task.joiners is None:
             task.joiners = WaitQueue()

@@ -47,7 +47,7 @@ _RUNS = ".run"
 # operation on an object is a write of it.
 _READ_OPS = frozenset({
     "is_set", "locked", "empty", "qsize", "is_alive", "join", "line",
-    "enumerate", "active_count",
+    "enumerate", "active_count", "try",
 })
 # The object every thread's start writes (thread ids are handed out in order), and an
 # observation of a thread not started yet reads (SCHED-49).
