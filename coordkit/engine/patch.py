@@ -288,12 +288,23 @@ class _ThreadHandle:
 
     @property
     def ident(self) -> int:
-        return 0 if self._task is None else _CONTROLLED_IDENT_BASE + self._task.tid
+        task = self._looked_at()
+        return 0 if task is None else _CONTROLLED_IDENT_BASE + task.tid
+
+    def _looked_at(self) -> Task | None:
+        """Its thread, read in the running thread's step: a thread not started yet reads
+        what every start writes (SCHED-49)."""
+        task = self._task
+        ex = current_execution()
+        if ex is not None:
+            ex.observed(THREADS if task is None else task.label, "is_alive")
+        return task
 
     def _started(self) -> Task:
-        if self._task is None:
+        task = self._looked_at()
+        if task is None:
             raise RuntimeError("thread not started")
-        return self._task
+        return task
 
     def join(self, timeout: float | None = None) -> None:
         """Wait for the thread to end; a negative ``timeout`` waits for ever."""
@@ -309,6 +320,7 @@ class _ThreadHandle:
     def is_done(self) -> bool:
         task = self._task
         if task is None:
+            self._looked_at()
             return False
         ex = current_execution()
         if ex is not None:
