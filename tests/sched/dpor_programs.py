@@ -803,6 +803,25 @@ def poll_after_a_stutter():
     report(tuple(seen))
 
 
+def two_polls_then_a_join():
+    """SCHED-45 (the shape generator's U12), at line granularity: both threads poll one
+    Semaphore(1) with timeout 0; T1's failed poll depends on everything, and the main
+    thread's latest step is then its join of T1 that only parked, after its own poll.
+    Through the stutter the two polls looked ordered: T1's was never tried first."""
+    sem = threading.Semaphore(1)
+    threads = [threading.current_thread()] + [None] * 1
+    s0, s1 = [], []
+
+    def t1(seen=s1):
+        seen.append(sem.acquire(timeout=0))
+    threads[1] = threading.Thread(target=t1, daemon=False)
+    seen = s0
+    threads[1].start()
+    seen.append(sem.acquire(timeout=0))
+    threads[1].join()
+    report((tuple(s0), tuple(s1)))
+
+
 def event_wait_zero_before_the_set():
     """SCHED-46: a wait(timeout=0) before the set returns False at once; after it, True.
     The set does not only let it proceed: the wait would not have waited."""
@@ -925,5 +944,7 @@ RULE_PROGRAMS = [
     joined_around_a_start, ident_is_none_around_a_start, is_alive_around_a_start,
     made_daemon_around_a_start, join_of_a_thread_another_starts,
 ]
+# At line granularity (where the generator found it: at sync its steps differ).
+RULE_PROGRAMS_AT_LINE = [two_polls_then_a_join]
 # Whose schedule with no preemption DPOR's bound-0 level pruned (SCHED-34, SCHED-46).
 RULE_PROGRAMS_AT_BOUND_ZERO = [timed_join_without_preemption, joined_around_a_start]

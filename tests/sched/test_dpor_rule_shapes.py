@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from coordkit.engine.schedulers import DFSScheduler
-from tests.sched import dpor_programs
+from tests.sched import dpor_programs, programs
 from tests.sched.dpor_oracle import CheckedDPOR, compare, outcomes
 
 
@@ -16,6 +16,16 @@ def test_dpor_reaches_every_outcome_on_the_rule_shapes(program):
     SCHED-47 (a step that lets another proceed does not hide the write it replaced),
     SCHED-48/49 (a thread's start, observed): the same outcomes as the unreduced search."""
     reduced, full, reduced_runs, full_runs = compare(program)
+    assert full, "the oracle saw no outcome"
+    assert reduced == full, (f"DPOR missed {full - reduced}, invented {reduced - full} "
+                             f"({reduced_runs} vs {full_runs} schedules)")
+
+
+@programs.needs_line_granularity
+@pytest.mark.parametrize("program", dpor_programs.RULE_PROGRAMS_AT_LINE, ids=lambda p: p.__name__)
+def test_dpor_reaches_every_outcome_on_the_rule_shapes_at_line_granularity(program):
+    """SCHED-45 at line granularity: the same outcomes as the unreduced search."""
+    reduced, full, reduced_runs, full_runs = compare(program, granularity="line")
     assert full, "the oracle saw no outcome"
     assert reduced == full, (f"DPOR missed {full - reduced}, invented {reduced - full} "
                              f"({reduced_runs} vs {full_runs} schedules)")
