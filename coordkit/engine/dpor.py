@@ -17,7 +17,10 @@ anything after it: running a later step first only lets the waiter do its operat
 later, which the step that resumes it does.  For the same reason a thread's end does not
 race with a join of it, nor an Event's set with a wait, nor a lock's release with a
 blocking acquire (``points.lets_proceed``), when the later step does that operation
-before anything but joins of ended threads.
+before anything but joins of ended threads and would have waited (it records no
+``try``); the later step still races with the write the earlier one replaced (the
+thread's start, the Event's clear: SCHED-47).  A step that depends on everything is
+ordered after each thread's latest step that is no stutter (SCHED-45).
 Two acquires of one lock race even when ordered through the release between them,
 so that the other order of the two critical sections is tried (as Nidhugg orders
 mutex locks).  ``initials(i, j)`` is the set of threads that can
