@@ -19,7 +19,8 @@ race with a join of it, nor an Event's set with a wait, nor a lock's release wit
 blocking acquire (``points.lets_proceed``), when the later step does that operation
 before anything but joins of ended threads and would have waited (it records no
 ``try``); the later step still races with the write the earlier one replaced (the
-thread's start, the Event's clear: SCHED-47).  A step that depends on everything is
+thread's start, the Event's clear) and with a step that depends on everything, which
+the stutter it would have been conflicts with (SCHED-47).  A step that depends on everything is
 ordered after each thread's latest step that is no stutter (SCHED-45).
 Two acquires of one lock race even when ordered through the release between them,
 so that the other order of the two critical sections is tried (as Nidhugg orders
@@ -157,8 +158,12 @@ class HappensBefore:
             let_proceed, replaced = self._let_proceed(step, footprint, candidates, last_t)
             if let_proceed:
                 candidates -= let_proceed
-                # Ordered before ``j`` through a step that only let it proceed: not through
-                # anything ``j`` could not have gone before.
+                # Run before a step that only let it proceed, ``j`` would have been a
+                # stutter: a read of what it waits for, which conflicts with the writes
+                # those steps replaced and with a step that depends on everything.  Those
+                # race with ``j`` unless another step orders them (SCHED-47).
+                if last_any in candidates:
+                    replaced = replaced | {last_any}
                 self._races_into(j, replaced, preds - let_proceed)
             self._races_into(j, candidates - replaced, preds)
             self._lock_races(j, acquired, start)
