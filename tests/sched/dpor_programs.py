@@ -1038,6 +1038,38 @@ def join_tried_before_the_start():
     report(tuple(seen))
 
 
+def a_race_reversed_by_a_join_that_only_parks():
+    """SCHED-45 (generated): T3's sleep(0) reads a list T2 appends to; the race between
+    them was to be reversed at a choice point where the main thread could run, and the
+    main thread was picked for it: its join only parked there, which made the run a
+    repeat "because the other threads there are explored", while no other had been put
+    in that choice point's backtrack set.  T3's read before the append was never run."""
+    ev, sem, box, seen = threading.Event(), threading.Semaphore(0), [], []
+
+    def t3():
+        time.sleep(0)
+        seen.append(("t3", len(box)))
+
+    last = threading.Thread(target=t3)
+
+    def t1():
+        try:
+            last.join()
+        except RuntimeError:
+            seen.append("early")
+        last.start()
+
+    first = threading.Thread(target=t1)
+    second = threading.Thread(target=lambda: box.append(1))
+    first.start()
+    second.start()
+    seen.append(("polled", sem.acquire(timeout=0)))
+    seen.append(("waited", ev.wait(0)))
+    first.join()
+    second.join()
+    report((tuple(seen), tuple(box)))
+
+
 joined_around_a_start = _observe_before_start(_joined)
 ident_is_none_around_a_start = _observe_before_start(_ident_is_none)
 is_alive_around_a_start = _observe_before_start(_is_alive)
@@ -1048,7 +1080,7 @@ RULE_PROGRAMS = [
     joined_around_a_start, ident_is_none_around_a_start, is_alive_around_a_start,
     made_daemon_around_a_start, join_of_a_thread_another_starts, join_of_a_timer_another_starts,
     join_of_a_thread_another_starts_then_a_read, join_whose_step_ends_at_the_join,
-    join_tried_before_the_start,
+    join_tried_before_the_start, a_race_reversed_by_a_join_that_only_parks,
 ]
 # At line granularity (where the generator found it: at sync its steps differ).
 RULE_PROGRAMS_AT_LINE = [two_polls_then_a_join]
