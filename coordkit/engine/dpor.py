@@ -17,7 +17,12 @@ anything after it: running a later step first only lets the waiter do its operat
 later, which the step that resumes it does.  For the same reason a thread's end does not
 race with a join of it, nor an Event's set with a wait, nor a lock's release with a
 blocking acquire (``points.lets_proceed``), when the later step does that operation
-before anything but joins of ended threads.
+before anything but joins of ended threads and would have waited (it records no
+``try``); the later step still races with what the stutter it would have been
+conflicts with: the writes of what it waits for (the one the earlier step replaced: the
+thread's start, the Event's clear) and a step that depends on everything (SCHED-47).
+A step that depends on everything is ordered after each thread's latest step that is no
+stutter (SCHED-45).
 Two acquires of one lock race even when ordered through the release between them,
 so that the other order of the two critical sections is tried (as Nidhugg orders
 mutex locks).  ``initials(i, j)`` is the set of threads that can
@@ -29,9 +34,10 @@ Pure functions of the steps: nothing here runs anything.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
-from coordkit.engine.points import ANY, PROCEEDING, READ, WRITE, Effect, Step, lets_proceed, stutters
+from coordkit.engine.points import ANY, PROCEEDING, READ, STOPS, WRITE, Effect, Step, lets_proceed, stutters
 
 __all__ = ["HappensBefore"]
 
@@ -39,6 +45,7 @@ _RUNS = ".run"
 
 
 _MISSING = object()
+_NONE: frozenset[int] = frozenset()
 _POP = object()  # an undo entry that takes back an append: (list, _POP, None)
 
 
@@ -66,7 +73,8 @@ class HappensBefore:
         self._writer: dict[str, int] = {}
         self._readers: dict[str, list[int]] = {}  # since the object's latest write
         self._last_any = -1
-        # Per step, what it replaced: its thread's previous latest step, and _last_any.
+        # Per step, what it replaced: its thread's previous latest step, and _last_any
+        # (the writers it replaced are in its undo entries).
         self._last_before: list[int] = []
         self._any_before: list[int] = []
         self._last_acquire: dict[str, int] = {}  # lock -> the acquire that began its latest hold
@@ -140,14 +148,22 @@ class HappensBefore:
             self._merge_clock(t, n, set(), last_t)
             return
         footprint = _as_read(step.footprint) if stutter else step.footprint
-        deps, enablers, is_any = _dependencies(footprint, last, self._writer, self._readers,
-                                               last_any)
-        deps.discard(j)  # (``last`` already names this step)
+        deps, enablers, is_any = _dependencies(footprint, self._writer, self._readers, last_any)
+        if is_any:  # it conflicts with every step: each thread's latest orders it
+            deps.update(k for k in self._latest() if 0 <= k < j)
         preds = self._merge_clock(t, n, deps, last_t)
         acquired = [] if stutter else _holds_begun(step, self._holds, changes)
         if find_races:
             start = len(self.races)
-            self._races_into(j, self._candidates(step, footprint, deps - enablers), preds)
+            candidates = {i for i in deps - enablers if not self.stutter[i]}
+            let_proceed, as_stutter = self._let_proceed(step, footprint, candidates, last_t)
+            if let_proceed:
+                candidates -= let_proceed
+                # Ordered as the stutter would have been: after its thread's previous
+                # step and what it conflicts with, not after what ``j`` did once it
+                # proceeded (a read of what the joined thread wrote).
+                self._races_into(j, as_stutter, as_stutter | {last_t} if last_t >= 0 else as_stutter)
+            self._races_into(j, candidates - as_stutter, preds)
             self._lock_races(j, acquired, start)
         for lock in acquired:
             _set(self._last_acquire, lock, j, changes)
@@ -155,6 +171,58 @@ class HappensBefore:
             self._last_any = j
         elif not stutter:  # a stutter orders nothing of another thread's
             _index(footprint, j, self._writer, self._readers, changes)
+
+    def _latest(self) -> list[int]:
+        """Each thread's latest step that is no stutter (-1: none): what a step that
+        depends on everything is ordered after.  A stutter orders nothing after it
+        (SCHED-45): through it, a step would be ordered after what its thread did before
+        it, and so race with none of that, yet race with the stutter neither."""
+        stutter, before = self.stutter, self._last_before
+        latest = []
+        for k in self._last:
+            while k >= 0 and stutter[k]:
+                k = before[k]
+            latest.append(k)
+        return latest
+
+    def _let_proceed(self, step: Step, footprint: list[Effect], candidates: set[int],
+                     last_t: int) -> tuple[AbstractSet[int], AbstractSet[int]]:
+        """The ``candidates`` that only let ``step`` proceed (SCHED-32), and the steps that
+        race with ``step`` unless a step other than those orders them (SCHED-47).
+
+        Run before one of the former, ``step`` would have waited (the precondition
+        ``_only_lets_proceed`` checks): no race.  It would have been a stutter, a read of
+        what it waits for (``_waiting_objects``), which conflicts with each write of that
+        before it: the latest, the ones the former replaced (before which it would not
+        have waited: a thread not started, an Event cleared), and a step that depends on
+        everything.  Less those ordered before ``last_t``, its thread's previous step."""
+        steps = self.steps
+        if not any(e.op in PROCEEDING for e in footprint):
+            return _NONE, _NONE
+        todo = [i for i in candidates if _only_lets_proceed(steps[i], step)]
+        if not todo:
+            return _NONE, _NONE
+        waiting = _waiting_objects(footprint, {e.obj for i in todo for e in steps[i].footprint
+                                               if e.access == WRITE})
+        writer = self._writer
+        conflicting = {writer[obj] for obj in waiting if obj in writer}
+        conflicting.add(self._last_any)
+        let: set[int] = set()
+        while todo:
+            i = todo.pop()
+            let.add(i)
+            for container, obj, before in self._undo[i]:  # the writes ``i`` replaced
+                if container is writer and obj in waiting and before is not _MISSING and (
+                        before not in let and before not in conflicting):
+                    conflicting.add(before)
+                    if _only_lets_proceed(steps[before], step):
+                        todo.append(before)
+        conflicting -= let
+        conflicting.discard(-1)
+        mine = self.clock[last_t] if last_t >= 0 else None
+        tid, pos, stutter = self.tid, self.pos, self.stutter
+        return let, {w for w in conflicting if not stutter[w] and (
+            mine is None or mine[tid[w]] < pos[w])}
 
     def _merge_clock(self, t: int, n: int, deps: set[int], last_t: int) -> set[int]:
         """Append the clock of a step of thread ``t`` (its ``n``-th) that conflicts with
@@ -177,13 +245,6 @@ class HappensBefore:
         clock[t] = n
         clocks.append(clock)
         return preds
-
-    def _candidates(self, step: Step, footprint: list[Effect], conflicting: set[int]) -> set[int]:
-        """The steps ``step`` may race with: those it conflicts with, less stutters and
-        those that only let it proceed (SCHED-32)."""
-        proceeds = any(e.op in PROCEEDING for e in footprint)
-        return {i for i in conflicting if not self.stutter[i] and not (
-            proceeds and _only_lets_proceed(self.steps[i], step))}
 
     def _races_into(self, j: int, candidates: set[int], preds: set[int]) -> None:
         """The races ``(i, j)``: a conflicting step ``i`` of another thread not ordered
@@ -268,11 +329,12 @@ def _holds_begun(step: Step, holds: dict[str, tuple[int, int]],
 def _only_lets_proceed(earlier: Step, later: Step) -> bool:
     """Every conflict between the two steps is one where ``earlier`` only lets ``later``
     proceed (``points.lets_proceed``) with an operation ``later`` does before anything
-    but joins (run first, it would have waited there, having changed nothing): not a
-    race.  A join of an ended thread is no point of its own, so it may be inside a
-    line's step, or follow another join in one step.  Never a step that resumes a
-    wait: its thread was woken by another step (a timeout, a notify), so it could run
-    before ``earlier``, and would not have waited there (SCHED-32)."""
+    but reads of what ``earlier`` does not write (run first, it would have waited there,
+    having changed nothing; the reads commute with ``earlier``): not a race.  A join of
+    an ended thread is no point of its own, so it may be inside a line's step, or follow
+    another join (or a read of the list of threads it joins) in one step.  Never a step
+    that resumes a wait: its thread was woken by another step (a timeout, a notify), so
+    it could run before ``earlier``, and would not have waited there (SCHED-32)."""
     if any(e.op == "resume" for e in later.footprint):
         return False
     objs = {x.obj for x in earlier.footprint}
@@ -286,29 +348,47 @@ def _only_lets_proceed(earlier: Step, later: Step) -> bool:
     if not all(lets_proceed(x, y) for x, y in pairs):
         return False
     waits = {id(y) for _, y in pairs}
+    written = {x.obj for x in earlier.footprint if x.access == WRITE}
     for e in later.footprint:
         if id(e) in waits:
             return True
-        if e.op != "join":
+        if e.access != READ or e.obj in written:
             return False
     return False
+
+
+def _waiting_objects(footprint: list[Effect], released: set[str]) -> set[str]:
+    """The objects a step that was let proceed touched up to its last operation on an
+    object in ``released`` (written by the steps that let it proceed): its reads before
+    it, the joins of ended threads, the operation.  What it would have read, had it only
+    begun to wait; not what it did once it proceeded."""
+    objs: set[str] = set()
+    upto: set[str] = set()
+    for e in footprint:
+        objs.add(e.obj)
+        if e.op in PROCEEDING and e.obj in released:
+            upto = set(objs)
+    return upto
 
 
 def _as_read(footprint: list[Effect]) -> list[Effect]:
     return [e._replace(access=READ) for e in footprint]
 
 
-def _dependencies(footprint: list[Effect], last: list[int], writer: dict[str, int],
-                  readers: dict[str, list[int]], last_any: int) -> tuple[set[int], set[int], bool]:
+def _dependencies(footprint: list[Effect], writer: dict[str, int], readers: dict[str, list[int]],
+                  last_any: int) -> tuple[set[int], set[int], bool]:
     """The earlier steps a step with ``footprint`` conflicts with directly (enough to order
     it after every step it conflicts with), those of them that started or woke its thread,
-    and whether it depends on everything."""
+    and whether it depends on everything (then each thread's latest step is a dependency
+    too, which the caller adds)."""
     deps: set[int] = set()
     enablers: set[int] = set()
     is_any = False
     for e in footprint:
         if e.obj == ANY:
             is_any = True
+            continue
+        if e.op == STOPS:  # for sleep sets only (points.STOPS)
             continue
         w = writer.get(e.obj)
         if w is not None:
@@ -317,8 +397,6 @@ def _dependencies(footprint: list[Effect], last: list[int], writer: dict[str, in
                 enablers.add(w)
         if e.access == WRITE:
             deps.update(readers.get(e.obj, ()))
-    if is_any:
-        deps.update(k for k in last if k >= 0)
     if last_any >= 0:
         deps.add(last_any)
     return deps, enablers, is_any
@@ -326,10 +404,11 @@ def _dependencies(footprint: list[Effect], last: list[int], writer: dict[str, in
 
 def _index(footprint: list[Effect], j: int, writer: dict[str, int],
            readers: dict[str, list[int]], changes: list[tuple[Any, Any, Any]]) -> None:
-    """Record step ``j`` as the latest writer or a reader of each object it touched."""
+    """Record step ``j`` as the latest writer or a reader of each object it touched (the
+    writer it replaced is in ``changes``)."""
     written = {e.obj for e in footprint if e.access == WRITE}
     for e in footprint:
-        if e.obj in written:
+        if e.obj in written or e.op == STOPS:
             continue
         seen = readers.get(e.obj)
         if seen is None:

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 __all__ = [
     "ANY", "READ", "WRITE", "Effect", "Point", "Step", "access_of", "label_of", "opening_effects",
     "conflicting", "memory_label", "runs",
-    "PROCEEDING", "lets_proceed", "stutters",
+    "PROCEEDING", "STOPS", "THREADS", "lets_proceed", "stutters",
 ]
 
 READ = "read"
@@ -47,8 +47,17 @@ _RUNS = ".run"
 # operation on an object is a write of it.
 _READ_OPS = frozenset({
     "is_set", "locked", "empty", "qsize", "is_alive", "join", "line",
-    "enumerate", "active_count",
+    "enumerate", "active_count", "try",
 })
+# The op of a read that made a step end where it did: a join of a thread that had not
+# ended takes a scheduling point, of one that had, none (SCHED-49).  Sleep sets see it
+# (had the thread ended first, the step would have gone on past the join); the
+# happens-before order does not: run in the other order, the two steps reach what
+# running the joiner's step first, then the end, then the rest of the joiner's reaches.
+STOPS = "stops"
+# The object every thread's start writes (thread ids are handed out in order), and an
+# observation of a thread not started yet reads (SCHED-49).
+THREADS = "threads"
 
 
 def access_of(op: str) -> str:
@@ -92,9 +101,10 @@ def _wakes_every_waiter(obj: str) -> bool:
 
 
 # (earlier, later) operations on one such object where the earlier only lets the later
-# go on: had the later run first, it would have waited for the earlier (a stutter).  A
-# lock's release and an acquire: a non-blocking or timed acquire would have failed, but
-# it also records a "try" of the lock, a write that no release only lets proceed.
+# go on: had the later run first, it would have waited for the earlier (a stutter).  That
+# precondition is checked, not assumed (SCHED-46): an operation that may give up instead
+# (a join or Event.wait with a timeout, 0 included; a non-blocking or timed acquire)
+# records a "try" of its object, which no earlier operation only lets proceed.
 _LETS_PROCEED = frozenset({("end", "join"), ("set", "wait"), ("release", "acquire")})
 # The operations a step may have been let proceed with.
 PROCEEDING = frozenset(later for _, later in _LETS_PROCEED)
