@@ -11,7 +11,9 @@ import asyncio
 from collections.abc import Coroutine
 from typing import Any
 
-__all__ = ["run_coroutine"]
+from coordkit.engine.aio.install import PATCHES
+
+__all__ = ["PATCHES", "run_coroutine"]
 
 
 def run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:

@@ -1,0 +1,72 @@
+"""How a run installs its loop: the event-loop policy's methods, patched by ``patch``.
+
+Every way a program gets a new loop goes through the default policy:
+``asyncio.run`` and ``asyncio.Runner`` (without a ``loop_factory``) and
+``asyncio.new_event_loop`` call ``new_event_loop``, ``asyncio.get_event_loop``
+calls ``get_event_loop``.  Inside a run these make and keep coordkit's loops, one
+current loop per controlled thread, in the run's own table; outside a run they are
+asyncio's own (AIO-2).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from asyncio import events
+from typing import Any
+
+from coordkit.engine.aio.loop import ControlledLoop
+from coordkit.engine.runtime import Execution, current_execution
+
+__all__ = ["PATCHES"]
+
+_Policy = events.BaseDefaultEventLoopPolicy
+_real_new_event_loop = _Policy.new_event_loop
+_real_get_event_loop = _Policy.get_event_loop
+_real_set_event_loop = _Policy.set_event_loop
+
+# Per run: each controlled thread's current loop (set_event_loop), by thread id; a thread
+# that called set_event_loop (even with None) is in the table.
+_CURRENT: weakref.WeakKeyDictionary[Execution, dict[int, Any]] = weakref.WeakKeyDictionary()
+
+
+def _new_event_loop(policy: Any) -> Any:
+    ex = current_execution()
+    if ex is None:
+        return _real_new_event_loop(policy)
+    return ControlledLoop(ex)
+
+
+def _set_event_loop(policy: Any, loop: Any) -> None:
+    ex = current_execution()
+    if ex is None or ex.current is None:
+        _real_set_event_loop(policy, loop)
+        return
+    if loop is not None and not isinstance(loop, events.AbstractEventLoop):
+        raise TypeError(f"loop must be an instance of AbstractEventLoop or None, not "
+                        f"'{type(loop).__name__}'")
+    _CURRENT.setdefault(ex, {})[ex.current.tid] = loop
+
+
+def _get_event_loop(policy: Any) -> Any:
+    """The calling thread's current loop; the main thread's is made at its first call,
+    as asyncio's policy makes it."""
+    ex = current_execution()
+    if ex is None or ex.current is None:
+        return _real_get_event_loop(policy)
+    loops = _CURRENT.setdefault(ex, {})
+    tid = ex.current.tid
+    if tid not in loops and threading.current_thread() is threading.main_thread():
+        loops[tid] = policy.new_event_loop()
+    loop = loops.get(tid)
+    if loop is None:
+        raise RuntimeError(f"There is no current event loop in thread "
+                           f"{threading.current_thread().name!r}.")
+    return loop
+
+
+PATCHES: list[tuple[Any, str, Any]] = [
+    (_Policy, "new_event_loop", _new_event_loop),
+    (_Policy, "set_event_loop", _set_event_loop),
+    (_Policy, "get_event_loop", _get_event_loop),
+]
