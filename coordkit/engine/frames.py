@@ -31,11 +31,13 @@ _MACHINERY = _INTERNALS | frozenset(
         "queue_runner.py",
     )]
 )
-_LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py")
+_LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py", "/asyncio/base_events.py",
+                  "/asyncio/runners.py", "/asyncio/events.py", "/asyncio/threads.py")
 
 
 # Primitives that are packages: every file in them is machinery.
-_MACHINERY_DIRS = tuple(os.path.join(_PACKAGE_DIR, name) + os.sep for name in ("queues", "pipeline"))
+_MACHINERY_DIRS = tuple(os.path.join(_PACKAGE_DIR, name) + os.sep for name in ("queues", "pipeline")) + (
+    os.path.join(_ENGINE_DIR, "aio") + os.sep,)
 
 
 def is_machinery(filename: str) -> bool:

@@ -9,7 +9,12 @@ It is stock asyncio (its handles, tasks, futures, timers and executors are
   wait the scheduler sees) until the first timer is due or another thread hands the
   loop a callback (AIO-3, AIO-4);
 * ``call_soon_threadsafe`` is a scheduling point of the calling thread, and wakes the
-  parked loop through the runtime instead of a self-pipe (AIO-4).
+  parked loop through the runtime instead of a self-pipe (AIO-4);
+* timers may arrive out of the loop's own order, as real time makes them (AIO-5): at
+  an iteration, a timer actor (a controlled thread of the run's) may be chosen to make
+  the next timer due early, or twins due at one instant fire in reverse order.  Every
+  such choice is a thread choice of the scheduler's: PCT, DPOR, replay and shrinking
+  see it like any other.
 
 The C running-loop slot is per OS thread, and every controlled thread shares one:
 ``RunningLoops`` gives each controlled thread its own (AIO-2).
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import itertools
 from asyncio import base_events, events
 from typing import Any
 
@@ -26,7 +32,7 @@ import greenlet
 
 from coordkit.engine.points import ANY, WRITE
 from coordkit.engine.runtime import Execution, current_execution
-from coordkit.engine.task import MONOTONIC_ORIGIN, WaitQueue
+from coordkit.engine.task import MONOTONIC_ORIGIN, Task, WaitQueue
 
 __all__ = ["ControlledLoop", "RunningLoops"]
 
@@ -75,6 +81,12 @@ class ControlledLoop(asyncio.BaseEventLoop):
         self._ex = ex
         self._ck_label = ex.names.label("EventLoop")
         self._arrivals = WaitQueue()  # the loop's thread, parked in its select
+        # Timer arrivals out of the loop's own order (AIO-5): an actor of the run's, made
+        # when first needed, which may run only at the iteration that offered it.
+        self._iteration = 0
+        self._offered = -1
+        self._timers: Task | None = None
+        self._timers_idle = WaitQueue()
 
     def __repr__(self) -> str:
         return (f"<coordkit {self._ck_label} running={self.is_running()} "
@@ -110,12 +122,14 @@ class ControlledLoop(asyncio.BaseEventLoop):
         """One iteration: a scheduling point (or a controlled wait when nothing is ready),
         the timers that are due moved to the ready queue, then exactly the handles ready
         now run, in FIFO order (AIO-3, AIO-4)."""
+        self._iteration += 1  # an offer made at the last iteration ends here
         self._drop_cancelled_timers()
         ex = self._ex
-        if self._ready or self._stopping:
-            ex.point("loop", self._ck_label)
-        else:
+        if not self._ready and not self._stopping:
             self._select()
+        if self._scheduled and self._may_arrive():
+            self._offer()
+        ex.point("loop", self._ck_label)
         self._move_due_timers()
         if ex.recorder is not None:
             # The handles run code whose effects are not known: dependent on everything.
@@ -131,6 +145,7 @@ class ControlledLoop(asyncio.BaseEventLoop):
         (virtual time passes only as the runtime's autojump lets it) or an arrival."""
         ex = self._ex
         ex.point("select", self._ck_label)
+        self._drop_cancelled_timers()
         if self._ready or self._stopping:
             return  # another thread's call_soon_threadsafe came first
         deadline = None
@@ -142,13 +157,90 @@ class ControlledLoop(asyncio.BaseEventLoop):
                                               f"t={deadline:g})")
         self._arrivals.park(ex, what, deadline)
 
+    # -- timers arriving out of the loop's own order (AIO-5) --------------------
+
+    def _may_arrive(self) -> bool:
+        """Whether a timer may arrive now out of the loop's own order: one is not yet due
+        (the callbacks about to run may take that long), or two are due at one instant
+        (which of two deadlines is earlier in real time is anyone's guess)."""
+        due = self._due()
+        return len(due) < len(self._scheduled) or self._first_twins(due) is not None
+
+    def _due(self) -> list[float]:
+        """The deadlines of the timers due now (in a heap, a due timer's parent is due)."""
+        scheduled = self._scheduled
+        end = self.time() + self._clock_resolution
+        found, todo = [], [0]
+        while todo:
+            i = todo.pop()
+            if i < len(scheduled) and scheduled[i]._when < end:
+                found.append(scheduled[i]._when)
+                todo += (2 * i + 1, 2 * i + 2)
+        return found
+
+    @staticmethod
+    def _first_twins(due: list[float]) -> float | None:
+        """The earliest deadline that two of the due timers share, if any."""
+        ordered = sorted(due)
+        return next((a for a, b in itertools.pairwise(ordered) if a == b), None)
+
+    def _offer(self) -> None:
+        """Make the timer actor runnable for this iteration only: the scheduler may run
+        it before the loop goes on (choose it), or not."""
+        ex = self._ex
+        self._offered = self._iteration
+        if self._timers is None:
+            self._timers = ex.spawn(self._timer_arrivals, f"{self._ck_label} timers", daemon=True)
+        elif self._timers_idle:
+            self._timers_idle.unpark_all(ex)
+
+    def _timer_arrivals(self) -> None:
+        """The timer actor's life: chosen at an iteration that offered it, it makes timers
+        arrive one at a time (a scheduling point after each), then waits for the next
+        offer.  Chosen later (the loop went on), it does nothing."""
+        ex = self._ex
+        while True:
+            while self._offered == self._iteration and not self._closed:
+                self._drop_cancelled_timers()
+                if not self._scheduled or not self._may_arrive():
+                    break
+                self._arrive()
+                ex.point("timer", self._ck_label)
+            self._timers_idle.park(ex, f"{self._ck_label} timers: not offered")
+
+    _timer_arrivals._ck_foreign = True  # type: ignore[attr-defined]  # a thread with no Thread
+
+    def _arrive(self) -> None:
+        """One step away from the loop's own order: the due timers move to the ready queue
+        with the first twins among them in reverse order; or, with no twins due, the clock
+        moves on to the next timer's deadline (it is due now; AIO-5)."""
+        ex = self._ex
+        if ex.recorder is not None:  # the loop's queues: it depends on every step (AIO-5)
+            ex.recorder.effect(ex.current, ANY, "timer", WRITE)
+        twins = self._first_twins(self._due())
+        if twins is None:
+            end = self.time() + self._clock_resolution
+            upcoming = min(h._when for h in self._scheduled if h._when >= end)
+            ex.pass_time(upcoming - MONOTONIC_ORIGIN)
+            return
+        moved = self._pop_due()
+        at = [i for i, handle in enumerate(moved) if handle._when == twins]
+        moved[at[0]:at[-1] + 1] = moved[at[0]:at[-1] + 1][::-1]
+        self._ready.extend(moved)
+
     def _move_due_timers(self) -> None:
+        self._ready.extend(self._pop_due())
+
+    def _pop_due(self) -> list[Any]:
+        """The timers due now, taken off the heap in the loop's own (deadline) order."""
         end = self.time() + self._clock_resolution
         scheduled = self._scheduled
+        due = []
         while scheduled and scheduled[0]._when < end:
             handle = heapq.heappop(scheduled)
             handle._scheduled = False
-            self._ready.append(handle)
+            due.append(handle)
+        return due
 
     def _drop_cancelled_timers(self) -> None:
         """What ``BaseEventLoop._run_once`` does first: forget cancelled timers."""
