@@ -11,11 +11,13 @@ asyncio's own (AIO-2).
 from __future__ import annotations
 
 import threading
+import warnings
 import weakref
 from asyncio import events
 from typing import Any
 
-from coordkit.engine.aio.loop import ControlledLoop
+from coordkit.engine.aio.loop import ControlledLoop, fail
+from coordkit.engine.failures import loop_failure
 from coordkit.engine.runtime import Execution, current_execution
 
 __all__ = ["PATCHES"]
@@ -65,8 +67,27 @@ def _get_event_loop(policy: Any) -> Any:
     return loop
 
 
+_real_warn_unawaited = warnings._warn_unawaited_coroutine  # type: ignore[attr-defined]
+
+
+def _warn_unawaited_coroutine(coro: Any) -> None:
+    """A coroutine never awaited, inside a run: the run's failure (AIO-6); outside,
+    Python's RuntimeWarning."""
+    ex = current_execution()
+    if ex is None or ex.current is None:
+        _real_warn_unawaited(coro)
+        return
+    if ex.killing:
+        return  # made by a run cut short: not the program's to report
+    name = getattr(coro, "__qualname__", None) or repr(coro)
+    message = f"coroutine {name!r} was never awaited"
+    fail(ex, loop_failure(message, RuntimeWarning(message), ex.current.name))
+
+
 PATCHES: list[tuple[Any, str, Any]] = [
     (_Policy, "new_event_loop", _new_event_loop),
     (_Policy, "set_event_loop", _set_event_loop),
     (_Policy, "get_event_loop", _get_event_loop),
+    # The interpreter looks it up at each coroutine it finalizes unawaited.
+    (warnings, "_warn_unawaited_coroutine", _warn_unawaited_coroutine),
 ]

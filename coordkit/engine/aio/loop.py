@@ -30,13 +30,21 @@ from typing import Any
 
 import greenlet
 
+from coordkit.engine.failures import loop_failure
 from coordkit.engine.points import ANY, WRITE
 from coordkit.engine.runtime import Execution, current_execution
 from coordkit.engine.task import MONOTONIC_ORIGIN, Task, WaitQueue
 
-__all__ = ["ControlledLoop", "RunningLoops"]
+__all__ = ["ControlledLoop", "RunningLoops", "fail"]
 
 _set_running_loop = events._set_running_loop
+
+
+def fail(ex: Execution, failure: Any) -> None:
+    """The run fails with ``failure`` (the first one stands); it ends when its threads
+    next give way, so the program's own clean-up still runs."""
+    if ex.failure is None:
+        ex.failure = failure
 
 
 class RunningLoops:
@@ -110,6 +118,39 @@ class ControlledLoop(asyncio.BaseEventLoop):
         if current_execution() is ex and ex.current is not None:
             ex.point("call_soon_threadsafe", self._ck_label)
         return super().call_soon_threadsafe(callback, *args, context=context)
+
+    def call_exception_handler(self, context: dict[str, Any]) -> None:
+        """What asyncio only logs is the run's failure (AIO-6): an exception in a callback,
+        a task's exception never retrieved, a task destroyed pending.  A handler the program
+        set is called instead, as asyncio calls it."""
+        ex = self._ex
+        if self._exception_handler is not None or ex.finished:
+            super().call_exception_handler(context)
+            return
+        if ex.killing:
+            return  # the run is over: its leftover tasks are coordkit's to drop
+        message = context.get("message") or "Unhandled exception in event loop"
+        exc = context.get("exception")
+        if exc is None:
+            exc = RuntimeError(message)
+        where = ", ".join(f"{key}: {value!r}" for key, value in context.items()
+                          if key not in ("message", "exception"))
+        fail(ex, loop_failure(message, exc, None if ex.current is None else ex.current.name,
+                              where))
+
+    def close(self) -> None:
+        """A task still pending when its loop closes is a failure (AIO-6)."""
+        ex = self._ex
+        if not self.is_running() and not self._closed and not ex.killing and not ex.finished:
+            pending = [t for t in asyncio.all_tasks(self) if not t.done()]
+            if pending:
+                names = ", ".join(repr(t.get_name()) for t in pending)
+                fail(ex, loop_failure(
+                    f"{len(pending)} task(s) still pending when {self._ck_label} was closed",
+                    RuntimeError(f"task(s) {names} still pending when {self._ck_label} was "
+                                 "closed (they never finish: cancel and await them first)"),
+                    None if ex.current is None else ex.current.name))
+        super().close()
 
     def _write_to_self(self) -> None:
         if current_execution() is self._ex and self._arrivals:
