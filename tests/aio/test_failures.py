@@ -35,7 +35,7 @@ def test_a_task_exception_never_retrieved_fails_the_run():
         asyncio.get_running_loop().create_task(boom())  # no reference kept, never awaited
         await asyncio.sleep(0.1)
 
-    result = coordkit.explore(main, max_schedules=5)
+    result = coordkit.explore(main, max_schedules=5, seed=6)
     assert result.failure is not None
     assert "Task exception was never retrieved" in result.failure.message
     assert "lost in a task" in result.failure.message
@@ -69,7 +69,8 @@ def test_a_task_pending_when_its_loop_closed_fails_the_run():
         loop.close()
         del task
 
-    result = coordkit.explore(fn, max_schedules=5)
+    # (Some schedules pass: the loop's callbacks may take the hour the task sleeps, AIO-5.)
+    result = coordkit.explore(fn, max_schedules=50, seed=5)
     assert result.failure is not None
     assert "still pending when EventLoop#1 was closed" in result.failure.message
     assert "'sleeper'" in result.failure.message

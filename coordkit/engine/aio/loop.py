@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import sys
 from asyncio import base_events, events
 from typing import Any
 
@@ -38,6 +39,8 @@ from coordkit.engine.task import MONOTONIC_ORIGIN, Task, WaitQueue
 __all__ = ["ControlledLoop", "RunningLoops", "fail"]
 
 _set_running_loop = events._set_running_loop
+# Every task not yet collected, done ones included (renamed in Python 3.12).
+_TASKS = getattr(asyncio.tasks, "_scheduled_tasks" if sys.version_info >= (3, 12) else "_all_tasks")
 
 
 def fail(ex: Execution, failure: Any) -> None:
@@ -139,18 +142,38 @@ class ControlledLoop(asyncio.BaseEventLoop):
                               where))
 
     def close(self) -> None:
-        """A task still pending when its loop closes is a failure (AIO-6)."""
+        """A task still pending when its loop closes is a failure, and so is one whose
+        exception was never retrieved (asyncio would report it only once the task is
+        collected, which a reference cycle puts off to any later moment; AIO-6)."""
         ex = self._ex
-        if not self.is_running() and not self._closed and not ex.killing and not ex.finished:
-            pending = [t for t in asyncio.all_tasks(self) if not t.done()]
+        if ex.finished or ex.killing:
+            self._default_executor = None  # its threads ended with the run
+        elif not self.is_running() and not self._closed:
+            thread = None if ex.current is None else ex.current.name
+            tasks = [t for t in list(_TASKS) if t.get_loop() is self]
+            pending = [t for t in tasks if not t.done()]
+            unretrieved = [t for t in tasks if t.done() and not t.cancelled() and t._log_traceback]
             if pending:
                 names = ", ".join(repr(t.get_name()) for t in pending)
                 fail(ex, loop_failure(
                     f"{len(pending)} task(s) still pending when {self._ck_label} was closed",
                     RuntimeError(f"task(s) {names} still pending when {self._ck_label} was "
                                  "closed (they never finish: cancel and await them first)"),
-                    None if ex.current is None else ex.current.name))
+                    thread))
+            for task in unretrieved:
+                fail(ex, loop_failure("Task exception was never retrieved", task.exception(),
+                                      thread, f"task: {task!r}"))
         super().close()
+
+    def __del__(self, _warn: Any = None) -> None:
+        """A loop the run left open (it was cut short) is closed quietly: its tasks and
+        threads ended with the run."""
+        if not self._closed and (self._ex.finished or self._ex.killing):
+            self._closed = True
+            self._ready.clear()
+            self._scheduled.clear()
+            self._default_executor = None
+        super().__del__()
 
     def _write_to_self(self) -> None:
         if current_execution() is self._ex and self._arrivals:
