@@ -10,10 +10,11 @@ asyncio's own (AIO-2).
 
 from __future__ import annotations
 
+import gc
 import threading
 import warnings
 import weakref
-from asyncio import events
+from asyncio import base_events, events
 from typing import Any
 
 from coordkit.engine.aio.loop import ControlledLoop, fail
@@ -81,13 +82,46 @@ def _warn_unawaited_coroutine(coro: Any) -> None:
         return  # made by a run cut short: not the program's to report
     name = getattr(coro, "__qualname__", None) or repr(coro)
     message = f"coroutine {name!r} was never awaited"
+    if _COLLECTING:  # an object in a cycle, maybe an earlier run's: not this run's failure
+        ex.warn(message + " (found by the garbage collector, which may have collected an "
+                "earlier run's coroutine: not counted as this run's failure)")
+        return
     fail(ex, loop_failure(message, RuntimeWarning(message), ex.current.name))
+
+
+_COLLECTING: list[bool] = []
+
+
+def _collecting(phase: str, info: Any) -> None:
+    if phase == "start":
+        _COLLECTING.append(True)
+    elif _COLLECTING:
+        _COLLECTING.pop()
+
+
+gc.callbacks.append(_collecting)
+
+
+_real_run_forever = base_events.BaseEventLoop.run_forever
+
+
+def _run_forever(loop: Any) -> None:
+    """A loop that is not coordkit's, run inside a run, would block in a real ``select()``
+    outside the scheduler: refused at once, naming it (AIO-8)."""
+    if current_execution() is not None and not isinstance(loop, ControlledLoop):
+        raise RuntimeError(
+            f"{loop!r} is not coordkit's event loop, and cannot run inside a controlled run "
+            "(it was made before the run, or by a loop_factory of the program's): make the "
+            "loop inside the run with asyncio.run, asyncio.Runner or asyncio.new_event_loop, "
+            "without a loop_factory")
+    _real_run_forever(loop)
 
 
 PATCHES: list[tuple[Any, str, Any]] = [
     (_Policy, "new_event_loop", _new_event_loop),
     (_Policy, "set_event_loop", _set_event_loop),
     (_Policy, "get_event_loop", _get_event_loop),
+    (base_events.BaseEventLoop, "run_forever", _run_forever),
     # The interpreter looks it up at each coroutine it finalizes unawaited.
     (warnings, "_warn_unawaited_coroutine", _warn_unawaited_coroutine),
 ]

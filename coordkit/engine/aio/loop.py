@@ -83,6 +83,28 @@ class RunningLoops:
             _set_running_loop(getattr(args[1], "_ck_loop", None))
 
 
+# What a loop does with real I/O (sockets, pipes, subprocesses, signals): not modelled.
+_REAL_IO = (
+    "create_connection", "create_server", "create_unix_connection", "create_unix_server",
+    "create_datagram_endpoint", "connect_accepted_socket", "connect_read_pipe",
+    "connect_write_pipe", "subprocess_exec", "subprocess_shell", "add_reader", "add_writer",
+    "remove_reader", "remove_writer", "sock_recv", "sock_recv_into", "sock_recvfrom",
+    "sock_recvfrom_into", "sock_sendall", "sock_sendto", "sock_connect", "sock_accept",
+    "sock_sendfile", "sendfile", "start_tls", "add_signal_handler", "remove_signal_handler",
+    "getaddrinfo", "getnameinfo",
+)
+
+
+def _not_modelled(name: str) -> Any:
+    def refuse(self: ControlledLoop, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            f"{name}() on {self._ck_label}: real I/O (sockets, pipes, subprocesses, signals) "
+            "is not modelled by coordkit's event loop, and would run outside the scheduler")
+
+    refuse.__name__ = refuse.__qualname__ = name
+    return refuse
+
+
 class ControlledLoop(asyncio.BaseEventLoop):
     """The event loop every loop a run's program makes is (AIO-2): stock asyncio on the
     run's clock and scheduler (see the module docstring)."""
@@ -98,6 +120,7 @@ class ControlledLoop(asyncio.BaseEventLoop):
         self._offered = -1
         self._timers: Task | None = None
         self._timers_idle = WaitQueue()
+        self._ck_glet: greenlet.greenlet | None = None  # the thread running it
 
     def __repr__(self) -> str:
         return (f"<coordkit {self._ck_label} running={self.is_running()} "
@@ -108,11 +131,31 @@ class ControlledLoop(asyncio.BaseEventLoop):
         return self._ex.clock.monotonic()
 
     def run_forever(self) -> None:
-        glet = RunningLoops.enter(self)
+        glet = self._ck_glet = RunningLoops.enter(self)
         try:
             super().run_forever()
         finally:
+            self._ck_glet = None
             RunningLoops.leave(glet)
+
+    def call_soon(self, callback: Any, *args: Any, context: Any = None) -> Any:
+        self._check_caller("call_soon")
+        return super().call_soon(callback, *args, context=context)
+
+    def call_at(self, when: float, callback: Any, *args: Any, context: Any = None) -> Any:
+        self._check_caller("call_at")
+        return super().call_at(when, callback, *args, context=context)
+
+    def _check_caller(self, method: str) -> None:
+        """A loop's non-thread-safe methods, called from a thread other than the one running
+        it, raise as asyncio's debug mode makes them (AIO-8): the callback would sit in the
+        ready queue with nothing to wake the loop (a worker resolving a future, say)."""
+        glet = self._ck_glet
+        if glet is not None and greenlet.getcurrent() is not glet and not self._ex.killing:
+            raise RuntimeError(
+                f"Non-thread-safe operation invoked on an event loop other than the current "
+                f"one: {method}() on {self._ck_label} from a thread that is not running it "
+                "(use call_soon_threadsafe, or run_coroutine_threadsafe)")
 
     def call_soon_threadsafe(self, callback: Any, *args: Any, context: Any = None) -> Any:
         """A scheduling point of the calling thread (the arrival may come before or after
@@ -325,3 +368,7 @@ class ControlledLoop(asyncio.BaseEventLoop):
         while scheduled and scheduled[0]._cancelled:
             self._timer_cancelled_count -= 1
             heapq.heappop(scheduled)._scheduled = False
+
+
+for _name in _REAL_IO:
+    setattr(ControlledLoop, _name, _not_modelled(_name))
