@@ -26,6 +26,7 @@ import asyncio
 import heapq
 import itertools
 import sys
+import weakref
 from asyncio import base_events, events
 from typing import Any
 
@@ -48,6 +49,31 @@ def fail(ex: Execution, failure: Any) -> None:
     next give way, so the program's own clean-up still runs."""
     if ex.failure is None:
         ex.failure = failure
+
+
+# Per run: how many tasks its loops have made (the next task's number).
+_TASK_COUNTS: weakref.WeakKeyDictionary[Execution, list[int]] = weakref.WeakKeyDictionary()
+
+
+def _deadline(handle: Any) -> float:
+    return handle._when
+
+
+class _Shown:
+    """How a recorded run's rows name a handle the loop runs (AIO-9): the task it steps,
+    by name and coroutine (``Task-2 main.<locals>.producer``), or the callback."""
+
+    __slots__ = ("_ck_label",)
+
+    def __init__(self, handle: Any) -> None:
+        callback = handle._callback
+        task = getattr(callback, "__self__", None)
+        if isinstance(task, asyncio.Task):
+            coro = task.get_coro()
+            what = getattr(coro, "__qualname__", None) or type(coro).__name__
+            self._ck_label = f"{task.get_name()} {what}"
+        else:
+            self._ck_label = getattr(callback, "__qualname__", None) or repr(callback)
 
 
 class RunningLoops:
@@ -137,6 +163,15 @@ class ControlledLoop(asyncio.BaseEventLoop):
         finally:
             self._ck_glet = None
             RunningLoops.leave(glet)
+
+    def create_task(self, coro: Any, *, name: Any = None, **kwargs: Any) -> Any:
+        """A task named by its creation order in the run (``Task-1``, ``Task-2``...), as
+        the run's threads are: the same in every run (AIO-9)."""
+        if name is None:
+            counts = _TASK_COUNTS.setdefault(self._ex, [0])
+            counts[0] += 1
+            name = f"Task-{counts[0]}"
+        return super().create_task(coro, name=name, **kwargs)
 
     def call_soon(self, callback: Any, *args: Any, context: Any = None) -> Any:
         self._check_caller("call_soon")
@@ -242,6 +277,9 @@ class ControlledLoop(asyncio.BaseEventLoop):
             # The handles run code whose effects are not known: dependent on everything.
             ex.recorder.effect(ex.current, ANY, "loop", WRITE)
         ready = self._ready
+        if ex.recorder is not None and ex.recorder.rows:
+            for handle in list(ready):
+                ex.note("runs", _Shown(handle))
         for _ in range(len(ready)):
             handle = ready.popleft()
             if not handle._cancelled:
@@ -327,12 +365,16 @@ class ControlledLoop(asyncio.BaseEventLoop):
         twins = self._first_twins(self._due())
         if twins is None:
             end = self.time() + self._clock_resolution
-            upcoming = min(h._when for h in self._scheduled if h._when >= end)
-            ex.pass_time(upcoming - MONOTONIC_ORIGIN)
+            upcoming = min((h for h in self._scheduled if h._when >= end), key=_deadline)
+            ex.pass_time(upcoming._when - MONOTONIC_ORIGIN)
+            if ex.recorder is not None and ex.recorder.rows:
+                ex.note(f"is early: at t={ex.clock.now:g} a timer is due,", _Shown(upcoming))
             return
         moved = self._pop_due()
         at = [i for i, handle in enumerate(moved) if handle._when == twins]
         moved[at[0]:at[-1] + 1] = moved[at[0]:at[-1] + 1][::-1]
+        if ex.recorder is not None and ex.recorder.rows:
+            ex.note("fires first of the timers due together:", _Shown(moved[at[0]]))
         self._ready.extend(moved)
 
     def _move_due_timers(self) -> None:
