@@ -98,3 +98,12 @@ def test_the_marker_runs_an_async_test(pytester):
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*the body ran*"])
+
+
+def test_the_command_line_explores_an_async_def():
+    """AIO-1: ``coordkit explore MODULE:FUNCTION`` with an ``async def`` target runs it."""
+    from tests.test_cli import run
+
+    code, out = run("explore", "tests.aio.realbugs.programs:queue_bug", "--seed", "1")
+    assert code == 1
+    assert "the item was lost" in out

@@ -198,3 +198,6 @@ REAL_BUGS = [
     RealBug("wait-for-swallows-cancel", "gh-86296 / bpo-42130 (fixed by cpython#98518)",
             _wait_for_program(_wait_for_3_11), _wait_for_program(_wait_for_fixed)),
 ]
+
+# The command line's target (``coordkit explore tests.aio.realbugs.programs:queue_bug``).
+queue_bug = REAL_BUGS[0].buggy
