@@ -192,11 +192,51 @@ def _wait_for_program(wait_for: Callable[..., Any]) -> Callable[[], Any]:
     return main
 
 
+# -- C: an executor's result copied into an asyncio future a timeout cancelled --------
+# python/asyncio#123, "Future._copy_state(self, other) fails if self is cancelled"
+# (https://github.com/python/asyncio/issues/123): run_in_executor's thread finished while
+# the awaiting task was being cancelled; the result, handed to the loop with
+# call_soon_threadsafe, was set on the cancelled asyncio future: InvalidStateError in a
+# callback (asyncio only logs it).  The fix copies the state only into a future that is
+# not cancelled (asyncio.futures._copy_future_state).
+
+
+def _executor_program(*, check: bool) -> Callable[[], Any]:
+    import concurrent.futures
+    import time
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        executor = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        result: asyncio.Future[Any] = loop.create_future()
+
+        def copy(source: concurrent.futures.Future[Any]) -> None:
+            if check and result.cancelled():
+                return  # the fix
+            result.set_result(source.result())
+
+        def work() -> str:
+            time.sleep(1)
+            return "reply"
+
+        done = executor.submit(work)
+        done.add_done_callback(lambda f: loop.call_soon_threadsafe(copy, f))
+        try:
+            await asyncio.wait_for(result, timeout=1)
+        except asyncio.TimeoutError:
+            pass
+        await asyncio.to_thread(executor.shutdown)
+
+    return main
+
+
 REAL_BUGS = [
     RealBug("queue-get-cancel-loses-item", "bpo-23812 (python/asyncio#256)",
             _queue_program(_HandingQueue), _queue_program(_WakingQueue)),
     RealBug("wait-for-swallows-cancel", "gh-86296 / bpo-42130 (fixed by cpython#98518)",
             _wait_for_program(_wait_for_3_11), _wait_for_program(_wait_for_fixed)),
+    RealBug("executor-result-into-cancelled-future", "python/asyncio#123",
+            _executor_program(check=False), _executor_program(check=True)),
 ]
 
 # The command line's target (``coordkit explore tests.aio.realbugs.programs:queue_bug``).
