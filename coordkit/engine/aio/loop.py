@@ -22,13 +22,14 @@ The C running-loop slot is per OS thread, and every controlled thread shares one
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import heapq
 import itertools
 import sys
 import weakref
 from asyncio import base_events, events
-from typing import Any
+from typing import Any, ClassVar
 
 import greenlet
 
@@ -40,6 +41,7 @@ from coordkit.engine.task import MONOTONIC_ORIGIN, Task, WaitQueue
 __all__ = ["ControlledLoop", "RunningLoops", "fail"]
 
 _set_running_loop = events._set_running_loop
+_real_get_ident = _thread.get_ident  # (the engine's patch replaces it inside runs)
 # Every task not yet collected, done ones included (renamed in Python 3.12).
 _TASKS = getattr(asyncio.tasks, "_scheduled_tasks" if sys.version_info >= (3, 12) else "_all_tasks")
 
@@ -81,27 +83,30 @@ class RunningLoops:
 
     ``asyncio`` keeps the running loop in the OS thread's state, which every controlled
     thread of a run shares: a greenlet trace hook puts the switched-to thread's loop (or
-    None) there at every switch, while any loop of coordkit's runs on this OS thread."""
+    None) there at every switch, while any loop of coordkit's runs on that OS thread (a
+    run's worker; one the watchdog gave up on keeps its own count)."""
 
-    running = 0
-    _previous: Any = None
+    _threads: ClassVar[dict[int, list[Any]]] = {}  # OS thread -> [loops running, previous hook]
 
     @classmethod
     def enter(cls, loop: ControlledLoop) -> greenlet.greenlet:
         glet = greenlet.getcurrent()
-        if cls.running == 0:
-            cls._previous = greenlet.settrace(cls._switched)
-        cls.running += 1
+        state = cls._threads.setdefault(_real_get_ident(), [0, None])
+        if state[0] == 0:
+            state[1] = greenlet.settrace(cls._switched)
+        state[0] += 1
         glet._ck_loop = loop  # type: ignore[attr-defined]
         return glet
 
     @classmethod
     def leave(cls, glet: greenlet.greenlet) -> None:
         glet._ck_loop = None  # type: ignore[attr-defined]
-        cls.running -= 1
-        if cls.running == 0:
-            greenlet.settrace(cls._previous)
-            cls._previous = None
+        ident = _real_get_ident()
+        state = cls._threads[ident]
+        state[0] -= 1
+        if state[0] == 0:
+            greenlet.settrace(state[1])
+            del cls._threads[ident]
 
     @staticmethod
     def _switched(event: str, args: Any) -> None:
