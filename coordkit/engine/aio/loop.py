@@ -314,17 +314,25 @@ class ControlledLoop(asyncio.BaseEventLoop):
         (the callbacks about to run may take that long), or two are due at one instant
         (which of two deadlines is earlier in real time is anyone's guess)."""
         due = self._due()
-        return len(due) < len(self._scheduled) or self._first_twins(due) is not None
+        return self._first_twins(due) is not None or self._upcoming() is not None
+
+    def _upcoming(self) -> Any:
+        """The first timer not yet due and not cancelled, if any."""
+        end = self.time() + self._clock_resolution
+        return min((h for h in self._scheduled if h._when >= end and not h._cancelled),
+                   key=_deadline, default=None)
 
     def _due(self) -> list[float]:
-        """The deadlines of the timers due now (in a heap, a due timer's parent is due)."""
+        """The deadlines of the timers due now and not cancelled (in a heap, a due timer's
+        parent is due)."""
         scheduled = self._scheduled
         end = self.time() + self._clock_resolution
         found, todo = [], [0]
         while todo:
             i = todo.pop()
             if i < len(scheduled) and scheduled[i]._when < end:
-                found.append(scheduled[i]._when)
+                if not scheduled[i]._cancelled:
+                    found.append(scheduled[i]._when)
                 todo += (2 * i + 1, 2 * i + 2)
         return found
 
@@ -369,14 +377,13 @@ class ControlledLoop(asyncio.BaseEventLoop):
             ex.recorder.effect(ex.current, ANY, "timer", WRITE)
         twins = self._first_twins(self._due())
         if twins is None:
-            end = self.time() + self._clock_resolution
-            upcoming = min((h for h in self._scheduled if h._when >= end), key=_deadline)
+            upcoming = self._upcoming()
             ex.pass_time(upcoming._when - MONOTONIC_ORIGIN)
             if ex.recorder is not None and ex.recorder.rows:
                 ex.note(f"is early: at t={ex.clock.now:g} a timer is due,", _Shown(upcoming))
             return
         moved = self._pop_due()
-        at = [i for i, handle in enumerate(moved) if handle._when == twins]
+        at = [i for i, handle in enumerate(moved) if handle._when == twins and not handle._cancelled]
         moved[at[0]:at[-1] + 1] = moved[at[0]:at[-1] + 1][::-1]
         if ex.recorder is not None and ex.recorder.rows:
             ex.note("fires first of the timers due together:", _Shown(moved[at[0]]))
