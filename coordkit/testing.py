@@ -75,12 +75,13 @@ def interleavings(**options: Any) -> Callable[[Callable[..., Any]], Callable[...
 
     def decorate(test: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(test)
-        def wrapper(*args: Any, **kwargs: Any) -> None:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
             from coordkit.engine.runtime import current_execution
 
             if current_execution() is not None:
-                test(*args, **kwargs)
-                return
+                # Inside a run (a replay line) the body runs under it; an async test's
+                # coroutine is returned for the run to run (AIO-1).
+                return test(*args, **kwargs)
             # A test returns None (pytest warns otherwise); explore() gives the result.
             explore_or_fail(lambda: test(*args, **kwargs), _current_nodeid, options, test)
 

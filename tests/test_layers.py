@@ -3,7 +3,7 @@
     primitives (queues, coordinator, queue_runner, pipeline, signals, _waiting, ...)
         -> sync, errors                     (never the engine)
     engine: search/replay/harness -> shrink -> report -> run -> schedulers -> dpor
-        -> shims/patch/lines -> runtime -> points/frames -> sync, errors
+        -> shims/patch/lines -> aio -> runtime -> points/frames -> sync, errors
                                             (never a primitive)
     stateful, history, testing, cli, pytest_plugin, viewer: on top
 
@@ -37,6 +37,8 @@ ENGINE_LAYERS = [
     {"coordkit.engine.failures", "coordkit.engine.record", "coordkit.engine.races",
      "coordkit.engine.snapshots"},
     {"coordkit.engine.runtime"},
+    # asyncio's controlled loop: on the runtime, installed by patch, run's programs use it.
+    {"coordkit.engine.aio"},
     {"coordkit.engine.shims", "coordkit.engine.patch", "coordkit.engine.tracing"},
     {"coordkit.engine.dpor"},
     {"coordkit.engine.schedulers"},

@@ -20,6 +20,7 @@ __all__ = [
     "deadlock_failure",
     "exception_failure",
     "invariant_failure",
+    "loop_failure",
     "race_failure",
     "step_limit_failure",
     "watchdog_failure",
@@ -73,6 +74,18 @@ def deadlock_failure(tasks: list[Task], running: Task | None, running_frame: Any
         "every live thread is blocked: " + ", ".join(waiting),
         details="".join(lines),
     )
+
+
+def loop_failure(message: str, exception: BaseException, thread: str | None,
+                 context: str = "") -> Failure:
+    """What asyncio only logs, as a failure (AIO-6): an exception that reached an event
+    loop's exception handler ("Exception in callback", "Task exception was never
+    retrieved"), a task left pending, a coroutine never awaited (``exception`` says what
+    a replay raises)."""
+    text = f"{type(exception).__name__}: {exception}"
+    return Failure(FailureKind.EXCEPTION, text if text.startswith(message) else f"{message}: {text}",
+                   exception=exception, thread=thread,
+                   details=(context + "\n" if context else "") + _traceback(exception))
 
 
 def step_limit_failure(step_limit: int, max_steps: int, tasks: list[Task], task: Task, kind: str,

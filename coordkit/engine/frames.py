@@ -21,7 +21,7 @@ _INTERNALS = frozenset(
     os.path.join(_ENGINE_DIR, name)
     for name in ("runtime.py", "task.py", "record.py", "failures.py", "shims.py", "patch.py",
                  "tracing.py", "harness.py", "run.py", "races.py", "accesses.py")
-)
+) | frozenset(os.path.join(_ENGINE_DIR, "aio", name) for name in ("__init__.py", "install.py"))
 # Frames in these files are machinery, not the user's code: a report points past them
 # (to coordkit's own frame only when a thread runs nothing else, like a runner's thread).
 _MACHINERY = _INTERNALS | frozenset(
@@ -31,11 +31,13 @@ _MACHINERY = _INTERNALS | frozenset(
         "queue_runner.py",
     )]
 )
-_LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py")
+_LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py", "/asyncio/base_events.py",
+                  "/asyncio/runners.py", "/asyncio/events.py", "/asyncio/threads.py")
 
 
 # Primitives that are packages: every file in them is machinery.
-_MACHINERY_DIRS = tuple(os.path.join(_PACKAGE_DIR, name) + os.sep for name in ("queues", "pipeline"))
+_MACHINERY_DIRS = tuple(os.path.join(_PACKAGE_DIR, name) + os.sep for name in ("queues", "pipeline")) + (
+    os.path.join(_ENGINE_DIR, "aio") + os.sep,)
 
 
 def is_machinery(filename: str) -> bool:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from coordkit import sync
-from coordkit.engine import shims
+from coordkit.engine import aio, shims
 from coordkit.engine.points import STOPS, THREADS
 from coordkit.engine.runtime import Execution, current_execution
 from coordkit.engine.task import FINISHED, Kill, Task, WaitQueue, call_excepthook, check_timeout
@@ -781,6 +781,8 @@ _PATCHES: list[tuple[Any, str, Any]] = [
     # A child process keeps real time: waiting for it, its caller does too.
     (subprocess.Popen, "wait", _real_time(subprocess.Popen.wait)),
     (subprocess.Popen, "communicate", _real_time(subprocess.Popen.communicate)),
+    # asyncio: every loop a program makes inside a run is coordkit's (AIO-2).
+    *aio.PATCHES,
 ]
 
 

@@ -6,9 +6,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from coordkit.engine.report import RunReport, failure_error, target_name
-from coordkit.engine.run import GRANULARITIES, MAX_STEPS, Session, check_positive
+from coordkit.engine.run import GRANULARITIES, MAX_STEPS, Session, check_positive, check_program, program
 from coordkit.engine.schedulers import ReplayScheduler
-from coordkit.engine.schedulers.base import check_no_arguments
 from coordkit.engine.search import run_options
 from coordkit.engine.trace import Choices, Schedule
 
@@ -151,12 +150,13 @@ def run(
     virtual, and the run raises what ``replay`` would: the thread's exception,
     ``Deadlock``, ``StepLimitExceeded``.
     """
-    check_no_arguments("fn", fn)
+    check_program("fn", fn)
     _check_trace(schedule, "schedule")
     box: dict[str, Any] = {}
+    main = program(fn)
 
     def body() -> None:
-        box["value"] = fn()
+        box["value"] = main()
 
     body.__qualname__ = target_name(fn)
     replay(body, schedule, strict=False, max_steps=max_steps, run_timeout=run_timeout,

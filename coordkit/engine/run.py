@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import _thread
 import ctypes
+import inspect
 import math
 import sys
 import threading
@@ -37,11 +38,13 @@ from coordkit.engine.runtime import (
     WatchdogTimeout,
 )
 from coordkit.engine.schedulers import Scheduler
+from coordkit.engine.schedulers.base import check_no_arguments
 from coordkit.engine.shims import Shims
 from coordkit.engine.trace import MAX_STEPS
 from coordkit.errors import FailureKind, UncontrolledBlockingError
 
-__all__ = ["MAX_STEPS", "Interrupted", "OpenRun", "Run", "RunOptions", "Session"]
+__all__ = ["MAX_STEPS", "Interrupted", "OpenRun", "Run", "RunOptions", "Session", "check_program",
+           "program"]
 
 GRANULARITIES = ("auto", "sync", "line")
 RACE_MODES = ("report", "fail", "ignore")
@@ -64,6 +67,41 @@ def check_positive(name: str, value: Any, *, integer: bool = True, finite: bool 
         what = "a positive integer" if integer else (
             "a positive, finite number" if finite else "a positive number")
         raise ValueError(f"{name} must be {what}, got {value!r}")
+
+
+def check_program(name: str, fn: Any) -> None:
+    """A clear TypeError naming ``name`` and the value unless ``fn`` is a program a run can
+    run (AIO-1): a zero-argument callable, an ``async def`` function among them.  A
+    coroutine object (``main()`` for ``main``) has already begun and can run only once; an
+    async generator function makes no coroutine to run."""
+    if inspect.iscoroutine(fn):
+        fn.close()  # refused: it will never be awaited, and must not warn that it was not
+        raise TypeError(f"{name} must be a zero-argument callable or an async def function, "
+                        f"got a coroutine object {fn!r}: pass the function itself "
+                        f"({fn.__qualname__}, not {fn.__qualname__}())")
+    if inspect.isasyncgenfunction(fn):
+        raise TypeError(f"{name} must be a zero-argument callable or an async def function, "
+                        f"got an async generator function {fn!r}, which makes no coroutine "
+                        "to run: wrap it in an async def that iterates it")
+    check_no_arguments(name, fn)
+
+
+def program(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` as a run runs it (AIO-1): called; when it returns a coroutine (it is an
+    ``async def``, or a lambda around one), the coroutine is run to its end by
+    ``asyncio.run`` on coordkit's loop, and its value is the program's."""
+
+    def run_program() -> Any:
+        result = fn()
+        if inspect.iscoroutine(result):
+            from coordkit.engine.aio import run_coroutine
+
+            return run_coroutine(result)
+        return result
+
+    run_program.__qualname__ = getattr(fn, "__qualname__", type(fn).__name__)
+    run_program.__wrapped__ = fn  # type: ignore[attr-defined]
+    return run_program
 
 
 @dataclass(frozen=True)
@@ -423,7 +461,7 @@ class Session:
         saved = fresh_thread_names()
         self._run_started = sync.real_monotonic()
         try:
-            ex.run(fn)
+            ex.run(program(fn))
         finally:
             self._run_started = None
             restore_thread_names(saved)

@@ -761,6 +761,18 @@ class Execution:
             self.preempted.append(preemption(cur, chosen, sys._getframe(1) if here
                                              else cur.glet.gr_frame, after))  # type: ignore[union-attr]
 
+    def pass_time(self, until: float) -> None:
+        """Virtual time moves on to ``until`` while threads may still run (an event loop's
+        callbacks took that long, AIO-5): every thread whose deadline it reaches wakes,
+        timed out.  The step depends on everything (SCHED-31)."""
+        if until > self.clock.now:
+            self.clock.now = until
+        if self.recorder is not None:
+            self._footprint(ANY, "clock")
+        for t in self.tasks:
+            if t.state is BLOCKED and t.deadline is not None and t.deadline <= until:
+                self.wake(t, timed_out=True)
+
     def _fire_earliest_deadline(self) -> bool:
         deadlines = [t.deadline for t in self.tasks if t.state is BLOCKED and t.deadline is not None]
         if not deadlines:

@@ -15,9 +15,9 @@ from typing import Any
 from coordkit import sync
 from coordkit.engine.races import Race
 from coordkit.engine.report import ExploreResult, FoundFailure, RunReport, same_failure, target_name
-from coordkit.engine.run import MAX_STEPS, Run, RunOptions, Session, check_positive
+from coordkit.engine.run import MAX_STEPS, Run, RunOptions, Session, check_positive, check_program
 from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler, Scheduler, make_scheduler
-from coordkit.engine.schedulers.base import check_int, check_no_arguments
+from coordkit.engine.schedulers.base import check_int
 from coordkit.engine.shrink import confirm_minimal
 from coordkit.engine.shrink import shrink as shrink_choices
 from coordkit.errors import FailureKind, UncontrolledBlockingError
@@ -32,7 +32,7 @@ def run_options(fn: Any, *, max_steps: int = MAX_STEPS, run_timeout: float = 10.
                 fail_on_thread_exception: bool = True, races: str = "report",
                 racing: frozenset[int] = frozenset()) -> RunOptions:
     """Check ``fn`` and the options of its runs."""
-    check_no_arguments("fn", fn)
+    check_program("fn", fn)
     if isinstance(run_timeout, int) and not isinstance(run_timeout, bool):
         run_timeout = float(run_timeout)
     return RunOptions(max_steps, run_timeout, granularity, invariant, fail_on_thread_exception,
