@@ -44,17 +44,15 @@ def _run(argv: list[str], cwd: Path) -> str:
     return done.stdout + done.stderr
 
 
-def check(tmp: Path, prop: str, bug: str | None = None) -> Verdict:
-    """Verify ``prop`` (``"safety"`` or ``"runners_end"``) of the model, with ``bug`` planted."""
+def check(tmp: Path, prop: str, bug: str | None = None, cflags: tuple[str, ...] | list[str] = ()) -> Verdict:
+    """Verify ``prop`` (``"safety"`` or ``"runners_end"``) of the model, with ``bug`` planted;
+    ``cflags`` go to the compiler (``-DBFS``: a breadth-first search, a shortest trail)."""
     spin, cc = tools()
     shutil.copy(MODEL, tmp / MODEL.name)
     defines = [f"-D{bug}"] if bug else []
     _run([spin, "-a", *defines, MODEL.name], tmp)
-    if prop == LIVENESS:
-        flags, cflags = ["-a", "-f"], []
-    else:
-        flags, cflags = [], ["-DNOCLAIM"]
-    _run([cc, "-O0", *cflags, "-o", "pan", "pan.c"], tmp)
+    flags, claim = (["-a", "-f"], []) if prop == LIVENESS else ([], ["-DNOCLAIM"])
+    _run([cc, "-O0", *claim, *cflags, "-o", "pan", "pan.c"], tmp)
     output = _run(["./pan", *flags], tmp)
     found = re.search(r"errors: (\d+)", output)
     assert found is not None, f"pan printed no error count:\n{output}"
