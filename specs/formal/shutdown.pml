@@ -89,13 +89,16 @@ inline request_stop(ex) {
 }
 
 /* Q-MODEL-2: serve the enqueue list from its head until its head cannot move.
- * (One consumer that never waits in the list, so the dequeue list needs no model.) */
+ * One consumer, so the dequeue list is not modelled: where the code hands a stored
+ * element to the waiting dequeue inside the flush, the model's consumer takes it at its
+ * next step (FORMAL-8). */
 inline flush() {
   do
   :: len(elist) > 0 ->
     elist?<w>;
     if
-    :: w == CLOSER -> elist?w; closed = true;          /* Q-CLOSE-1 (a second plain close cannot happen here) */
+    :: w == CLOSER -> elist?w; closed = true;   /* Q-CLOSE-1; on a closed queue it fails (Q-CLOSE-2),
+                                                    and the runner ignores that (RUNNER-4): same end */
 #ifdef BUG_CLOSE_DROPS_ELEMENTS
        q_len = 0;
 #endif

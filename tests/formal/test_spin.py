@@ -6,6 +6,8 @@ a few seconds (every search is over at most a few hundred thousand states).
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from tests.formal.spin import LIVENESS, check
@@ -44,3 +46,11 @@ def test_each_planted_bug_is_refuted(tmp_path, bug, prop, refutation):
     verdict = check(tmp_path, prop, bug)
     assert verdict.errors >= 1, verdict.output
     assert verdict.error.startswith(refutation), verdict.output
+
+
+def test_without_spin_the_check_fails_saying_so(tmp_path, monkeypatch):
+    """FORMAL-8: a machine without spin cannot pass these tests by not looking."""
+    real = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name: None if name == "spin" else real(name))
+    with pytest.raises(AssertionError, match=r"spin is not installed.*apt-get install -y spin"):
+        check(tmp_path, "safety")
