@@ -12,12 +12,12 @@ is unknown, and that access is not seen.
 
 What counts as one location:
 
-* ``obj.name``: the attribute ``name`` of that object (a module's attribute is
-  its global);
+* ``obj.name``: the attribute ``name`` of that object, however it is reached
+  (``setattr``, ``vars(obj)[...]``: its ``__dict__`` names it, SCHED-44; a module's
+  attribute is its global);
 * ``container[key]`` on a dict, list, set or deque: that key of that container;
-  a method call that reads or changes the whole container (``append``,
-  ``setdefault``, ``get``, iteration, ``len``-free ``in`` checks on lists) is an
-  access to every key of it at once;
+  a method call that reads or changes the whole container (``append``, iteration,
+  ``update``) is an access to every key of it at once;
 * a global: that name in that module's globals;
 * a closure variable: that name in that file.  Closures made twice from one function
   share the location, so two threads that each bump a closure of their own can be
@@ -26,10 +26,14 @@ What counts as one location:
 
 A thread-local's attributes are no location: each thread has its own.
 
-What it cannot see: accesses made by C code (a C extension's fields,
-``__slots__`` written from C, ``dict.update`` from C called by the stdlib),
-accesses inside the stdlib, installed packages and coordkit, operands that are
-results of calls or properties, and ``exec``'d module-level code.
+An access made by a call is made at the call, once its arguments are evaluated
+(SCHED-41): a method's load only names its object.  A call of the user's code runs
+traced code; one of the synchronisation library is modelled by its operations; the C
+functions and methods listed here (``_FUNCTIONS``, the containers' methods) are named
+by what they touch (SCHED-43).  Anything else, and any access whose operand the
+analysis cannot name, is ``UNNAMED``: the step depends on everything (SCHED-42).
+Accesses inside the stdlib, installed packages and coordkit are not traced, nor
+``exec``'d module-level code.
 """
 
 from __future__ import annotations
@@ -364,7 +368,7 @@ def _call_site(stack: _Stack, ins: dis.Instruction, kw_names: tuple[str, ...]
         below, callee = stack.peek(top + argc + 1), stack.peek(top + argc + 2)
         if isinstance(below, tuple) and below[0] in ("method", "exit"):
             callee = below
-        elif sys.version_info < (3, 13) and (op == "CALL_FUNCTION" or callee == _NULL):
+        elif sys.version_info < (3, 11) or (sys.version_info < (3, 13) and callee == _NULL):
             callee = below  # (3.11-3.12: with no NULL below it, the callable has a self)
     name = callee[2] if isinstance(callee, tuple) and callee[0] == "method" else (
         callee[1] if isinstance(callee, tuple) and callee[0] == "global" else "call")

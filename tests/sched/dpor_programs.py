@@ -779,8 +779,10 @@ RACY = [racy_appends, racy_flag_then_lock, write_then_join_in_one_step]
 # Accesses made by a call, recorded in the step in which the call happens (SCHED-41);
 # accesses made in C that the tracer cannot name make the step depend on everything
 # (SCHED-42); the ones it models are named precisely (SCHED-43, SCHED-44).
+import bisect  # noqa: E402
 import functools  # noqa: E402
 import operator  # noqa: E402
+import random  # noqa: E402
 
 
 class _Box:
@@ -922,6 +924,47 @@ def line_map_vs_setitem():
     report(tuple(seen))
 
 
+def line_loop_vs_insert():
+    """A loop reads its list at each of its steps, not once at ``iter()``."""
+    log, seen = [1], []
+    t = _beside(lambda: log.insert(0, 0))
+    for x in log:
+        seen.append(x)
+    t.join()
+    report(tuple(seen))
+
+
+def line_read_through_an_item():
+    """Operands reached through a subscript (the shapes campaign's U0)."""
+    seens = [[], []]
+    t = _beside(lambda: seens[1].append(1))
+    seen = tuple(seens[1])
+    t.join()
+    report(seen)
+
+
+def line_insort_vs_append():
+    """A C function the tracer does not know (``bisect.insort``): the step depends on
+    everything."""
+    log = [1]
+    t = _beside(lambda: bisect.insort(log, 3))
+    log.append(2)
+    t.join()
+    report(tuple(log))
+
+
+def line_shuffle_vs_read():
+    """Library code the tracer does not trace (``random.Random.shuffle``, Python in the
+    stdlib): the step depends on everything."""
+    log = [1, 2]
+    t = _beside(lambda: random.Random(1).shuffle(log))
+    seen = log[0]
+    t.join()
+    report(seen)
+
+
 TRACER_LINE_PROGRAMS = [line_setattr, line_getattr_vs_setattr, line_delattr_vs_getattr,
                         line_operator_setitem, line_vars_item, line_unbound_dict_update,
-                        line_sorted_vs_append, line_reduce_vs_extend, line_map_vs_setitem]
+                        line_sorted_vs_append, line_reduce_vs_extend, line_map_vs_setitem,
+                        line_loop_vs_insert, line_read_through_an_item, line_insort_vs_append,
+                        line_shuffle_vs_read]
