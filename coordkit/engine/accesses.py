@@ -127,6 +127,9 @@ _FIXED = {
     "STORE_GLOBAL": (1, 0), "STORE_DEREF": (1, 0), "DELETE_GLOBAL": (0, 0),
     "DELETE_DEREF": (0, 0), "LOAD_CLOSURE": (0, 1),
     "LOAD_ASSERTION_ERROR": (0, 1), "LOAD_BUILD_CLASS": (0, 1), "BEFORE_WITH": (1, 2),
+    # (a display's item added to the container below it, which stays)
+    "LIST_EXTEND": (1, 0), "SET_UPDATE": (1, 0), "DICT_UPDATE": (1, 0), "DICT_MERGE": (1, 0),
+    "LIST_APPEND": (1, 0), "SET_ADD": (1, 0), "MAP_ADD": (2, 0),
 }
 _BINARY_PREFIXES = ("BINARY_", "INPLACE_")  # 3.10's one instruction per operator
 
@@ -273,9 +276,26 @@ _ONE_RESULT = frozenset({
     "FORMAT_WITH_SPEC", "CONVERT_VALUE", "LOAD_BUILD_CLASS", "GET_LEN"})
 # Pushed values whose meaning a call cannot change: locals, constants, a method's object
 # (taken at its load) and the place of a call's result.
-_STABLE_TAGS = frozenset({"fast", "const", "method", "result", "exit", "null"})
+_STABLE_TAGS = frozenset({"fast", "const", "method", "result", "exit", "null", "fresh", "str"})
 _EITHER = "either"  # a slot two ways into a jump target fill differently
 _NULL = ("null",)  # what a call finds below its callable when it is given no self
+
+
+_A_STRING = ("str",)  # a string made here (an f-string's)
+_A_DISPLAY = ("fresh",)  # a list, tuple, set or dict made here: nobody else holds it yet
+_FORMATS = frozenset({"FORMAT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "CONVERT_VALUE"})
+
+
+def _operator(ins: dis.Instruction) -> tuple[str, bool] | None:
+    """``(symbol, in place)`` of an arithmetic or comparison instruction (3.10 has one
+    instruction per operator, ``INPLACE_*`` for the augmented ones)."""
+    op = ins.opname
+    if op in ("BINARY_OP", "COMPARE_OP"):
+        symbol = ins.argrepr
+        return symbol, op == "BINARY_OP" and symbol.endswith("=")
+    if op.startswith(_BINARY_PREFIXES) and op not in ("BINARY_SUBSCR", "BINARY_SLICE"):
+        return op, op.startswith("INPLACE_")
+    return None
 
 
 def _stable(expr: Any) -> Any:
@@ -304,6 +324,21 @@ def _step(stack: _Stack, ins: dis.Instruction, offset: int) -> None:
     if op in ("BEFORE_WITH", "SETUP_WITH"):
         owner = stack.pop()[0]
         stack.push(("exit", owner), _UNKNOWN)
+        return
+    if _operator(ins) is not None:
+        right, left = stack.pop(2)
+        stack.push(("op", left, right))
+        return
+    if op in ("BUILD_LIST", "BUILD_TUPLE", "BUILD_SET", "BUILD_MAP", "LIST_TO_TUPLE"):
+        inputs = 2 * (ins.arg or 0) if op == "BUILD_MAP" else 1 if op == "LIST_TO_TUPLE" else ins.arg or 0
+        items = stack.pop(inputs)[::-1]
+        known = op != "BUILD_MAP" and op != "LIST_TO_TUPLE" and _UNKNOWN not in items
+        stack.push(("build", *items) if known and len(items) <= 8 else _A_DISPLAY)
+        return
+    if op in _FORMATS or op == "BUILD_STRING":
+        stack.pop(ins.arg if op == "BUILD_STRING" else
+                  1 - dis.stack_effect(ins.opcode, ins.arg, jump=False))
+        stack.push(_A_STRING)
         return
     if op in _ONE_RESULT:
         taken = stack.pop(1 - dis.stack_effect(ins.opcode, ins.arg, jump=False))
@@ -354,7 +389,7 @@ def _call_site(stack: _Stack, ins: dis.Instruction, kw_names: tuple[str, ...]
     if op == "CALL_FUNCTION_EX":
         below = 2 + (argc & 1)
         callee = stack.peek(below + (1 if sys.version_info >= (3, 13) else 0))
-        args = None
+        args = (("star", stack.peek(below - 1), stack.peek(1) if argc & 1 else _A_DISPLAY), None)
         if isinstance(stack.peek(below + 1), tuple) and stack.peek(below + 1)[0] == "method":
             callee = stack.peek(below + 1)
     else:
@@ -403,6 +438,16 @@ def _site_of(stack: _Stack, ins: dis.Instruction, kw_names: tuple[str, ...],
         return _call_site(stack, ins, kw_names)
     if op == "WITH_EXCEPT_START":
         return ("exit", READ, "exit", None, None)
+    operator = _operator(ins)
+    if operator is not None:
+        # C code of a container's (``+``, ``==``, ``+=``) reads it through, or changes it
+        return ("op", WRITE if operator[1] else READ, operator[0], stack.peek(2), stack.peek(1))
+    if op in ("UNPACK_SEQUENCE", "UNPACK_EX", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE",
+              "DICT_MERGE"):
+        return ("unpack", READ, op, stack.peek(1), None)  # C code iterates it
+    if op in _FORMATS:  # (3.10-3.12's FORMAT_VALUE has a format spec above it with flag 4)
+        spec = op == "FORMAT_WITH_SPEC" or (op == "FORMAT_VALUE" and (ins.arg or 0) & 4)
+        return ("op", READ, "format", stack.peek(2 if spec else 1), _A_STRING)
     if op == "LOAD_ATTR":
         return ("attr", READ, ins.argval, stack.peek(1), None)
     if op in ("STORE_ATTR", "DELETE_ATTR"):
@@ -586,6 +631,8 @@ def access_sites(code: Any) -> dict[int, Site]:
         if ins.opcode in _JUMPS and isinstance(ins.argval, int) and ins.argval > offset:
             incoming.setdefault(ins.argval, []).append(_jumped(stack, ins))
         _step(stack, ins, offset)
+        if ins.opname == "FOR_ITER" and stack.items:
+            stack.items[-1] = ("element", found[3])  # the loop's next element
         previous = [*previous[-5:], ins]
         falls = not (ins.opname.startswith(("JUMP", "RETURN", "RAISE", "RERAISE"))
                      and "IF" not in ins.opname)
@@ -630,11 +677,12 @@ class Frame:
     """A frame whose locals are read at most once per access (reading them costs a copy
     before Python 3.13)."""
 
-    __slots__ = ("_locals", "frame")
+    __slots__ = ("_locals", "frame", "results")
 
-    def __init__(self, frame: Any) -> None:
+    def __init__(self, frame: Any, results: dict[Any, Any] | None = None) -> None:
         self.frame = frame
         self._locals: Any = None
+        self.results = {} if results is None else results  # (``Pending.loaded``)
 
     def value(self, expr: Any) -> Any:
         """The value of a symbolic expression now, or ``_MISSING``."""
@@ -658,7 +706,35 @@ class Frame:
         if tag in ("attr", "method"):
             owner = self.value(expr[1])
             return _MISSING if owner is _MISSING else _attribute(owner, expr[2])
-        return _MISSING  # a call's result, a with's exit: not a value of the frame
+        if tag == "op":  # what an operator made of two plain values is a plain value
+            plain = all(type(v) in _PLAIN or v is _SOME_PLAIN for v in map(self.value, expr[1:]))
+            return _SOME_PLAIN if plain else _MISSING
+        if tag == "str":
+            return _SOME_PLAIN
+        if tag == "fresh":
+            return _FRESH
+        if tag == "build":
+            values = tuple(map(self.value, expr[1:]))
+            return _MISSING if any(v is _MISSING for v in values) else values  # (new)
+        if tag == "result":
+            made = self.results.get((id(self.frame), ("value", expr[1])), _MISSING)
+            return made if made is _SOME_PLAIN or made is _FRESH else _MISSING
+        return _MISSING  # a with's exit: not a value of the frame
+
+
+# Values an operator on plain values makes (not ``tuple``: it may hold containers).
+_PLAIN = frozenset({int, float, complex, str, bytes, bool, type(None)})
+
+
+class _SomePlain:
+    """A plain value (``_PLAIN``) the analysis has not computed: C code reaches nothing
+    through it; it names no key."""
+
+    __slots__ = ()
+
+
+_SOME_PLAIN = _SomePlain()
+_FRESH = _SomePlain()  # a container made here (a comprehension's): nobody else holds it
 
 
 def _item(owner: Any, key: Any) -> Any:
@@ -841,6 +917,10 @@ def _read(value: Any, out: list[Location], seen: set[int]) -> bool:
     ``map`` calls its function) on values read here already."""
     if value is _MISSING or len(seen) > _READ_AT_MOST:
         return False
+    if value is _SOME_PLAIN:
+        return True
+    if value is _FRESH:
+        return False  # a new container: what it holds is not known
     kind = type(value)
     if kind in _ATOMS and kind not in (tuple, frozenset):
         return True
@@ -1139,7 +1219,13 @@ _OVER_ARGUMENTS = frozenset(map(id, (enumerate, reversed, iter, zip, map, filter
 
 
 class _Iterates(tuple):  # type: ignore[type-arg]
-    """The values a loop over a call's result reads at each step (``_result_iterates``)."""
+    """The values a loop over a call's result reads at each step (``_result_iterates``);
+    ``tuples``: each element it gives is a new tuple."""
+
+    tuples = False
+
+
+_TUPLES = frozenset(map(id, (enumerate, zip)))
 
 
 # -- the accesses of each kind of site that needs more than an operand -----------
@@ -1157,33 +1243,76 @@ def _load_method(site: Site, frame: Frame, pending: Pending, out: list[Location]
 def _call(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
     """A call, once its arguments are evaluated: what it touches (SCHED-41, SCHED-43), or
     False when it runs code whose accesses cannot be named (SCHED-42)."""
-    callee = site.owner
     pos_exprs, kw_exprs, offset = site.key
-    if isinstance(callee, tuple) and callee[0] == "method":
-        owner = pending.loaded.pop(_frame_key(frame, callee[3]), _MISSING)
-        if owner is _MISSING:
-            owner = frame.value(callee[1])
-        if owner is not _MISSING:
-            fn, bound = _bind(owner, callee[2])
-        else:
-            fn, bound = _method_of_result(callee[1], callee[2], frame, pending), _NOBIND
-    elif isinstance(callee, tuple) and callee[0] == "global" and len(callee) > 2:
-        fn = pending.loaded.pop(_frame_key(frame, callee[2]), _MISSING)
-        fn, bound = frame.value(callee) if fn is _MISSING else fn, _NOBIND
-    else:
-        fn, bound = frame.value(callee), _NOBIND
-    if fn is _MISSING:
-        return False
+    fn, bound = _callee(site.owner, frame, pending)
     pos = kw = None
-    if pos_exprs is not None:
+    starred = bool(pos_exprs) and pos_exprs[0] == "star"  # f(*args, **kwargs): C unpacks them
+    if starred:
+        starred = all(_shallow(frame.value(e), out) for e in pos_exprs[1:])
+    elif pos_exprs is not None:
         pos = tuple(_operand(e, frame, pending) for e in pos_exprs)
         kw = tuple(_operand(e, frame, pending) for e in kw_exprs)
-    iterates = _result_iterates(fn, bound, pos)
+    # What its result is, for what reads it next; written at every call, known or not
+    # (the frame's id may be a dead frame's, which left its own there).
+    known = fn is not _MISSING
+    pending.loaded[_frame_key(frame, ("value", offset))] = _result_value(fn, pos) if known else None
+    result: Any = None
+    iterates = _result_iterates(fn, bound, pos) if known else None
     if iterates is not None:
-        pending.loaded[_frame_key(frame, ("result", offset))] = _Iterates(iterates)
+        result = _Iterates(iterates)
+        result.tuples = id(fn) in _TUPLES or getattr(fn, "__name__", None) == "items"
     elif isinstance(fn, type) and _modelled_class(fn):
-        pending.loaded[_frame_key(frame, ("result", offset))] = _Made(fn)
+        result = _Made(fn)
+    pending.loaded[_frame_key(frame, ("result", offset))] = result
+    if not known or (pos_exprs and pos_exprs[0] == "star" and not starred):
+        return False
     return _calls(fn, bound, pos, kw, out)
+
+
+def _callee(expr: Any, frame: Frame, pending: Pending) -> tuple[Any, Any]:
+    """``(function, self)`` a call calls: a method of the object its load loaded, a global's
+    value at its load, or ``_MISSING``."""
+    if isinstance(expr, tuple) and expr[0] == "method":
+        owner = pending.loaded.pop(_frame_key(frame, expr[3]), _MISSING)
+        if owner is _MISSING:
+            owner = frame.value(expr[1])
+        if owner is not _MISSING:
+            return _bind(owner, expr[2])
+        return _method_of_result(expr[1], expr[2], frame, pending), _NOBIND
+    if isinstance(expr, tuple) and expr[0] == "global" and len(expr) > 2:
+        fn = pending.loaded.pop(_frame_key(frame, expr[2]), _MISSING)
+        return frame.value(expr) if fn is _MISSING else fn, _NOBIND
+    return frame.value(expr), _NOBIND
+
+
+# Builtins whose result is a plain value whatever they are given; and those that make a
+# new container of their arguments' elements, plain when those are.
+_PLAIN_RESULTS = frozenset(map(id, (
+    len, isinstance, issubclass, id, hash, str, repr, ascii, format, ord, chr, bin, hex, oct,
+    callable, bool, int, float)))
+_COPIES = frozenset(map(id, (sorted, list, tuple, set, frozenset, sum, min, max)))
+_COMPREHENSIONS = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>"})
+
+
+def _result_value(fn: Any, pos: tuple[Any, ...] | None) -> Any:
+    """What a call's result is, as far as C code reading it is concerned: ``_SOME_PLAIN``,
+    ``_FRESH`` (a comprehension's new container), or None (not known)."""
+    if id(fn) in _PLAIN_RESULTS:
+        return _SOME_PLAIN
+    if id(fn) in _COPIES and pos is not None and all(_all_plain(v) for v in pos):
+        return _SOME_PLAIN  # (a new container of plain values reads as one)
+    if type(fn) is types.CodeType and fn.co_name in _COMPREHENSIONS:
+        return _FRESH
+    return None
+
+
+def _all_plain(value: Any, depth: int = 0) -> bool:
+    """``value`` holds plain values only (a container's read elsewhere: SCHED-43)."""
+    if type(value) in _PLAIN or value is _SOME_PLAIN:
+        return True
+    if depth > 2 or type(value) not in (list, tuple, set, frozenset, deque) or len(value) > 64:
+        return False
+    return all(_all_plain(v, depth + 1) for v in value)
 
 
 def _operand(expr: Any, frame: Frame, pending: Pending) -> Any:
@@ -1254,7 +1383,8 @@ def _get_iter(site: Site, frame: Frame, pending: Pending, out: list[Location]) -
     """A loop's ``iter()``: no access (the loop's steps read, SCHED-41); what it goes over."""
     owner = site.owner
     if isinstance(owner, tuple) and owner[0] == "result":
-        value = pending.loaded.pop(_frame_key(frame, owner), _MISSING)
+        value = pending.loaded.pop(_frame_key(frame, owner), None)
+        value = _MISSING if value is None or type(value) is _Made else value
     else:
         value = frame.value(owner)
     pending.loaded[_frame_key(frame, site.key)] = value
@@ -1275,8 +1405,57 @@ def _next(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bo
     return _iterates(value, out)
 
 
+def _operation(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+    """An operator: a container's C code reads both operands through (``==``, ``+``, an
+    f-string), an augmented one (``+=``) changes its left operand in place; a user's
+    object runs its own (traced) method (SCHED-43)."""
+    left, right = frame.value(site.owner), frame.value(site.key)
+    if site.access == WRITE and left is not _MISSING and _kind_of_type(type(left)) == "container":
+        out.append((id(left), ANY, left, WRITE))
+    if site.name in _COMPARISONS or site.name == "format":
+        return _read_all((left, right), (), out)
+    return _shallow(left, out) and _shallow(right, out)  # (``+``, ``*`` copy references)
+
+
+def _unpack(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+    """``a, b = seq``, ``[*seq]``, ``{**d}``: C code iterates ``seq`` (its own items, not
+    theirs).  A loop's element is known to be a tuple when the loop goes over
+    ``enumerate``, ``zip`` or ``items()``, or over a container of tuples only."""
+    expr = site.owner
+    if isinstance(expr, tuple) and expr[0] == "element":
+        loop = expr[1]
+        over = pending.loaded.get(_frame_key(frame, loop[1]), _MISSING) if loop[0] == "iterated" \
+            else frame.value(loop)
+        return _yields_tuples(over)
+    value = frame.value(expr)
+    return _shallow(value, out) if type(value) not in _ITERATORS else _iterates(value, out)
+
+
+def _yields_tuples(over: Any) -> bool:
+    if type(over) is _Iterates:
+        return over.tuples
+    if type(over) in (list, tuple, deque) and len(over) <= 64:
+        return all(type(v) is tuple for v in over)
+    return False
+
+
+_COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">=", "COMPARE_OP"})
+
+
+def _shallow(value: Any, out: list[Location]) -> bool:
+    """C code reads ``value`` itself, not what it holds (a concatenation)."""
+    if value is _MISSING:
+        return False
+    if value is _SOME_PLAIN or value is _FRESH:
+        return True
+    what = _kind_of_type(type(value))
+    if what == "container":
+        out.append((id(value), ANY, value, READ))
+    return what != "foreign"
+
+
 _RUNTIME = {"call": _call, "exit": _exit, "with": _enter, "method": _load_method,
-            "iter": _get_iter, "next": _next}
+            "iter": _get_iter, "next": _next, "op": _operation, "unpack": _unpack}
 
 
 def owner_name(owner: Any) -> str | None:

@@ -43,7 +43,7 @@ from coordkit.engine.accesses import (
     locations,
     seen_instructions,
 )
-from coordkit.engine.points import ANY, READ, WRITE
+from coordkit.engine.points import ANY, READ, WRITE, Effect, Step
 from coordkit.engine.races import format_stack
 from coordkit.engine.runtime import current_execution
 
@@ -115,18 +115,15 @@ def _access(ex: Execution, site: Site, frame: Any) -> None:
     """Hand the accesses at ``site`` to the run; where they cannot be named, the step
     depends on everything (SCHED-42).  Warn (once per site and run) when the site uses
     something the run does not control."""
-    named = Frame(frame)
     tracer = ex.tracer
+    named = Frame(frame, tracer.pending.loaded)
     if site.kind in _ESCAPE_KINDS and site.site_key not in tracer.checked:
         tracer.checked.add(site.site_key)
         escape = _escape(site, named)
         if escape is not None:
             stack = format_stack(_stack(frame))
             ex.warn(escape.format(where=stack[0] if stack else "?"))
-    try:
-        found = locations(site, named, tracer.pending)
-    except RecursionError:  # (the user's code at its depth limit): what it touched is unknown
-        found = UNNAMED
+    found = locations(site, named, tracer.pending)
     if found is UNNAMED:
         _depends_on_everything(ex, site)
         return
@@ -211,7 +208,7 @@ def _sync_name(obj: Any) -> str:
 class Tracer:
     """What one run traces (see the module's docstring)."""
 
-    __slots__ = ("_offsets", "accesses", "checked", "lines", "pending", "racing")
+    __slots__ = ("_offsets", "accesses", "checked", "lines", "pending", "racing", "unseen")
 
     def __init__(self, *, lines: bool = False, accesses: bool = False,
                  racing: frozenset[int] = frozenset()) -> None:
@@ -221,6 +218,15 @@ class Tracer:
         self._offsets = CodeCache()
         self.checked: set[int] = set()  # sites checked for escapes (see _escape)
         self.pending = Pending()  # what one instruction leaves for a later one
+        # A step whose instruction the tracer could not look at (the user's code was at
+        # its recursion limit, where the tracer has no room): it depends on everything.
+        self.unseen: Step | None = None
+
+    def depends_on_everything(self) -> None:
+        """Give the step the tracer could not look into an ``ANY`` effect (SCHED-42)."""
+        step, self.unseen = self.unseen, None
+        if step is not None:
+            step.footprint.append(Effect(ANY, WRITE, "unseen"))
 
     def offsets(self, code: Any) -> frozenset[int]:
         """The byte offsets of ``code`` at which this tracer acts."""
@@ -246,6 +252,8 @@ class Tracer:
     def instruction(self, ex: Execution, code: Any, offset: int, frame: Any) -> bool:
         """The instruction at ``offset`` is about to run; False when there is nothing to do
         there (for this tracer, ever)."""
+        if self.unseen is not None:
+            self.depends_on_everything()
         acted = False
         if self.lines:
             what = shared_stores(code).get(offset)
@@ -274,6 +282,7 @@ class Tracer:
         _install(self)
 
     def uninstall(self) -> None:
+        self.depends_on_everything()
         _uninstall()
 
 
@@ -312,8 +321,12 @@ if sys.version_info >= (3, 12):
         ex = current_execution()
         if ex is None or ex.tracer is None:
             return None
-        if not ex.tracer.instruction(ex, code, offset, sys._getframe(1)):
-            return sys.monitoring.DISABLE
+        try:
+            if not ex.tracer.instruction(ex, code, offset, sys._getframe(1)):
+                return sys.monitoring.DISABLE
+        except RecursionError:  # (no room: nothing called here, see Tracer.unseen)
+            task = ex.current
+            ex.tracer.unseen = None if task is None else task.step
         return None
 
     def _install(tracer: Tracer) -> None:
@@ -369,7 +382,11 @@ else:
         def trace(frame: Any, event: str, arg: Any) -> Any:
             if event == "opcode":
                 if frame.f_lasti in offsets:
-                    tracer.instruction(ex, frame.f_code, frame.f_lasti, frame)
+                    try:
+                        tracer.instruction(ex, frame.f_code, frame.f_lasti, frame)
+                    except RecursionError:  # (no room: nothing called here, see unseen)
+                        task = ex.current
+                        tracer.unseen = None if task is None else task.step
             elif event == "line":
                 _point(ex)
             return trace

@@ -943,6 +943,55 @@ def line_read_through_an_item():
     report(seen)
 
 
+def line_iadd_through_an_alias():
+    """``+=`` on a list changes it in place, through whatever name holds it."""
+    log = [1]
+
+    def add(alias=log):
+        alias += [2]
+
+    t = _beside(add)
+    seen = tuple(log)
+    t.join()
+    report(seen)
+
+
+def line_compare_vs_append():
+    """``==`` on lists reads them through, in C."""
+    log = [1]
+    t = _beside(lambda: log.append(2))
+    seen = log == [1]
+    t.join()
+    report(seen)
+
+
+def line_format_vs_append():
+    """An f-string reads its list through, in C."""
+    log = [1]
+    t = _beside(lambda: log.append(2))
+    seen = f"{log}"
+    t.join()
+    report(seen)
+
+
+def line_unpack_vs_setitem():
+    """Unpacking a list iterates it in C."""
+    log = [1, 2]
+    t = _beside(lambda: log.__setitem__(0, 3))
+    a, _ = log
+    t.join()
+    report(a)
+
+
+def line_starred_vs_append():
+    """A starred display iterates its list in C."""
+    log = [1]
+    t = _beside(lambda: log.append(2))
+    seen = (*log,)
+    t.join()
+    report(seen)
+
+
 def line_insort_vs_append():
     """A C function the tracer does not know (``bisect.insort``): the step depends on
     everything."""
@@ -966,5 +1015,7 @@ def line_shuffle_vs_read():
 TRACER_LINE_PROGRAMS = [line_setattr, line_getattr_vs_setattr, line_delattr_vs_getattr,
                         line_operator_setitem, line_vars_item, line_unbound_dict_update,
                         line_sorted_vs_append, line_reduce_vs_extend, line_map_vs_setitem,
-                        line_loop_vs_insert, line_read_through_an_item, line_insort_vs_append,
+                        line_loop_vs_insert, line_read_through_an_item, line_iadd_through_an_alias,
+                        line_compare_vs_append, line_format_vs_append, line_unpack_vs_setitem,
+                        line_starred_vs_append, line_insort_vs_append,
                         line_shuffle_vs_read]

@@ -11,7 +11,9 @@ Each program here made DPOR miss an outcome on the tracer before issue 30's fix:
 * a C function or method whose access was not named (SCHED-43: ``setattr_between_points``,
   ``line_setattr``, ``line_getattr_vs_setattr``, ``line_delattr_vs_getattr``,
   ``line_operator_setitem``, ``line_unbound_dict_update``, ``line_sorted_vs_append``,
-  ``line_reduce_vs_extend``, ``line_map_vs_setitem``);
+  ``line_reduce_vs_extend``, ``line_map_vs_setitem``), or an operator's C code on a list
+  (SCHED-43: ``line_iadd_through_an_alias``, ``line_compare_vs_append``,
+  ``line_format_vs_append``, ``line_unpack_vs_setitem``, ``line_starred_vs_append``);
 * an attribute reached through its ``__dict__`` (SCHED-44: ``line_vars_item``).
 """
 
