@@ -827,8 +827,20 @@ def _attr(owner: Any, name: Any, access: str, out: list[Location]) -> None:
     if type(namespace) is dict:
         keep = namespace if type(owner) is types.ModuleType else owner
         out.append((id(namespace), name, keep, access))
+        if access == WRITE or name in namespace or type(owner) is types.ModuleType:
+            return
     else:
         out.append((id(owner), name, owner, access))
+        if access == WRITE:
+            return
+    # A read that its object does not answer is answered by its class (or a base): it
+    # reads the class's attribute too, which a write to the class changes.
+    for klass in (owner.__mro__[1:] if isinstance(owner, type) else type(owner).__mro__):
+        if klass is object or klass in _ATOMS or klass in _CONTAINER_TYPES:
+            break
+        out.append((id(klass), name, klass, READ))
+        if name in klass.__dict__:
+            break
 
 
 def _item_of(owner: Any, key: Any, access: str, out: list[Location]) -> bool:

@@ -992,6 +992,19 @@ def line_starred_vs_append():
     report(seen)
 
 
+def line_class_attribute():
+    """An instance's attribute read that its class answers reads the class's."""
+
+    class Box:
+        a = 0
+
+    box = Box()
+    t = _beside(lambda: setattr(Box, "a", 1))
+    seen = box.a
+    t.join()
+    report(seen)
+
+
 def line_insort_vs_append():
     """A C function the tracer does not know (``bisect.insort``): the step depends on
     everything."""
@@ -1017,5 +1030,5 @@ TRACER_LINE_PROGRAMS = [line_setattr, line_getattr_vs_setattr, line_delattr_vs_g
                         line_sorted_vs_append, line_reduce_vs_extend, line_map_vs_setitem,
                         line_loop_vs_insert, line_read_through_an_item, line_iadd_through_an_alias,
                         line_compare_vs_append, line_format_vs_append, line_unpack_vs_setitem,
-                        line_starred_vs_append, line_insort_vs_append,
+                        line_starred_vs_append, line_class_attribute, line_insort_vs_append,
                         line_shuffle_vs_read]

@@ -14,7 +14,8 @@ Each program here made DPOR miss an outcome on the tracer before issue 30's fix:
   ``line_reduce_vs_extend``, ``line_map_vs_setitem``), or an operator's C code on a list
   (SCHED-43: ``line_iadd_through_an_alias``, ``line_compare_vs_append``,
   ``line_format_vs_append``, ``line_unpack_vs_setitem``, ``line_starred_vs_append``);
-* an attribute reached through its ``__dict__`` (SCHED-44: ``line_vars_item``).
+* an attribute reached through its ``__dict__``, or answered by its class (SCHED-44:
+  ``line_vars_item``, ``line_class_attribute``).
 """
 
 from __future__ import annotations
