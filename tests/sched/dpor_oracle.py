@@ -144,7 +144,7 @@ def unreduced(program: Callable[[], Any], *, granularity: str = "sync",
 
 
 def learn_racing(program: Callable[[], Any], session: Session, *, max_runs: int) -> None:
-    """At auto granularity, the racing sites of ``program`` become scheduling points of
+    """SCHED-52: at auto granularity, the racing sites of ``program`` become scheduling points of
     the runs after the one that saw them race (SCHED-33's search starts over when they
     change): run the unreduced search, detecting races in every run and starting over
     after each run that found a new site, until one search finds none; then keep the

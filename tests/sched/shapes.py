@@ -15,9 +15,11 @@ list ``append`` whose argument is itself a scheduling point).
 A plan is turned into source (``source``), written to a file and imported (``load``), so
 that at ``line`` granularity every line is the user's and a scheduling point; the same
 source runs at ``sync`` and ``auto``.  Each thread appends what it observed to its own
-list; the main thread reports those lists and the shared state.  ``plans(granularity)``
-is the Hypothesis strategy; its sizes keep the unreduced search small at each
-granularity.  A plan's ``repr`` is Python that rebuilds it (``replay`` in the campaign).
+list; the main thread reports those lists and the shared state, each read through a
+name the memory tracer can see (SCHED-30), so that the report is no blind spot.
+``plans(granularity)`` is the Hypothesis strategy: a few operation kinds per plan, so
+that its threads meet on one object, and sizes that keep the unreduced search small at
+each granularity.  A plan's ``repr`` is Python that rebuilds it (``replay`` in the campaign).
 """
 
 from __future__ import annotations
@@ -122,7 +124,7 @@ def program():
     lock, ev, cond = threading.Lock(), threading.Event(), threading.Condition()
     sem, q = threading.Semaphore(1), queue.Queue(maxsize=1)
     threads = [threading.current_thread()] + [None] * {others}
-    seens = [[] for _ in range({n})]
+    {seens} = {lists}
 '''
 
 
@@ -152,17 +154,18 @@ def _body(ops: tuple[tuple[Any, ...], ...], k: int, plan: Plan, indent: str) -> 
 def source(plan: Plan) -> str:
     """The module whose ``program`` runs ``plan``."""
     n = len(plan.threads)
-    out = [_HEADER.format(others=n - 1, n=n)]
+    names = [f"s{k}" for k in range(n)]
+    out = [_HEADER.format(others=n - 1, seens=", ".join(names), lists=", ".join(["[]"] * n))]
     for k, spec in enumerate(plan.threads[1:], start=1):
-        out.append(f"    def t{k}(seen=seens[{k}]):")
+        out.append(f"    def t{k}(seen=s{k}):")
         out.extend(_body(spec.ops, k, plan, " " * 8))
     out.extend("    " + _make(j, spec).rstrip("; ") for j, spec in enumerate(plan.threads)
                if j and spec.made == "main")
-    out.append("    seen = seens[0]")
+    out.append("    seen = s0")
     out.extend(_body(plan.threads[0].ops, 0, plan, " " * 4))
     out.extend(f"    threads[{j}].join()" for j in plan.joins)
     out.append("    report((box['v'], obj.a, d.get('v'), tuple(log), box.get('L') is not None, "
-               + ", ".join(f"tuple(seens[{k}])" for k in range(n)) + "))")
+               + ", ".join(f"tuple({name})" for name in names) + "))")
     return "\n".join(out) + "\n"
 
 
@@ -205,7 +208,9 @@ def _op(draw: Any, names: list[str], n: int, k: int) -> tuple[Any, ...]:
 def plans(draw: Any, granularity: str = "sync") -> Plan:
     """A plan whose size suits ``granularity``."""
     (lo, hi), (ops_lo, ops_hi) = SIZES[granularity]
-    names = ONE_LINE if granularity == "line" else sorted(OPS)
+    # A plan's few operation kinds (its theme): so that its threads meet on one object.
+    names = draw(st.lists(st.sampled_from(ONE_LINE if granularity == "line" else sorted(OPS)),
+                          min_size=1, max_size=5, unique=True))
     n = draw(st.integers(lo, hi))
     ops = [[_op(draw, names, n, k) for _ in range(draw(st.integers(ops_lo if k else 0, ops_hi)))]
            for k in range(n)]
