@@ -186,9 +186,9 @@ def load(plan: Plan, directory: Path) -> Any:
 # What a granularity's plans may hold: at line granularity every line is a scheduling
 # point, so its programs are smaller and its operations one line each.
 SIZES = {  # threads (main included), operations per thread
-    "sync": ((2, 4), (0, 3)),
-    "auto": ((2, 4), (0, 3)),
-    "line": ((2, 3), (0, 2)),
+    "sync": ((2, 4), (1, 3)),
+    "auto": ((2, 4), (1, 3)),
+    "line": ((2, 3), (1, 2)),
 }
 ONE_LINE = sorted(name for name, text in OPS.items() if "\n" not in text)
 
@@ -210,9 +210,11 @@ def plans(draw: Any, granularity: str = "sync") -> Plan:
     (lo, hi), (ops_lo, ops_hi) = SIZES[granularity]
     # A plan's few operation kinds (its theme): so that its threads meet on one object.
     names = draw(st.lists(st.sampled_from(ONE_LINE if granularity == "line" else sorted(OPS)),
-                          min_size=1, max_size=5, unique=True))
+                          min_size=2, max_size=5, unique=True))
     n = draw(st.integers(lo, hi))
-    ops = [[_op(draw, names, n, k) for _ in range(draw(st.integers(ops_lo if k else 0, ops_hi)))]
+    # The main thread may only start and join when two others run side by side.
+    ops = [[_op(draw, names, n, k) for _ in range(draw(st.integers(ops_lo if k or n == 2 else 0,
+                                                                    ops_hi)))]
            for k in range(n)]
     specs = [("main", "main", 0.0)]
     for k in range(1, n):
@@ -223,8 +225,6 @@ def plans(draw: Any, granularity: str = "sync") -> Plan:
         if draw(st.sampled_from(("started",) * 9 + ("never",))) == "started":
             starter = draw(st.integers(0, k - 1))
             ops[starter].insert(draw(st.integers(0, len(ops[starter]))), ("start", k))
-    if all(not body for body in ops[1:]) and n > 1:
-        ops[1].append(_op(draw, names, n, 1))  # some thread does something
     joins = draw(st.permutations(range(1, n)))
     joins = [j for j in joins if draw(st.sampled_from(("joined", "joined", "not")))
              == "joined"]

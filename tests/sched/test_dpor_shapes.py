@@ -165,13 +165,12 @@ def _accesses_in_c_by_line(plan: Plan, granularity: str, missed: set) -> bool:
 def _polls_past_a_parked_join(plan: Plan, granularity: str, missed: set) -> bool:
     """Issue 30, mechanism 2: a poll (a zero timeout, ``sleep``) depends on every
     thread's latest step; a join that only parked carries the order of an earlier join,
-    and a race between two other threads looks ordered.  Plans with three or more
-    threads, a blocking join and a poll."""
+    and a race with it looks ordered.  Plans with a blocking join and a poll."""
     polls = any((op[0] in shapes.TIMED and op[-1] == 0) or op[0] in ("trylock", "sem_try")
                 for spec in plan.threads for op in spec.ops)
     joins = bool(plan.joins) or any(op[0] == "join" and op[-1] is None
                                     for spec in plan.threads for op in spec.ops)
-    return len(plan.threads) >= 3 and polls and joins
+    return polls and joins
 
 
 # The differences this branch state does not fix yet, each a named shape (issue 30's
