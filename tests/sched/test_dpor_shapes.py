@@ -144,9 +144,11 @@ def _observes_unordered_start(plan: Plan, granularity: str, missed: set) -> bool
 
 def _waits_zero_after_a_release(plan: Plan, granularity: str, missed: set) -> bool:
     """Issue 30, mechanism 3: ``(end, join)`` and ``(set, wait)`` are taken to only let
-    the later call proceed, but ``join(0)`` and ``Event.wait(0)`` would not have waited."""
+    the later call proceed, but ``join(0)`` and ``Event.wait(0)`` would not have waited
+    (nor would a Timer of interval 0, whose ``run`` waits on its ``finished`` Event)."""
     return any(op[0] in ("join", "wait") and op[-1] == 0
-               for spec in plan.threads for op in spec.ops)
+               for spec in plan.threads for op in spec.ops) or any(
+        spec.kind == "timer" and spec.interval == 0 for spec in plan.threads)
 
 
 def _appends_a_point(plan: Plan, granularity: str, missed: set) -> bool:
