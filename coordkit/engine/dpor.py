@@ -66,9 +66,11 @@ class HappensBefore:
         self._writer: dict[str, int] = {}
         self._readers: dict[str, list[int]] = {}  # since the object's latest write
         self._last_any = -1
-        # Per step, what it replaced: its thread's previous latest step, and _last_any.
+        # Per step, what it replaced: its thread's previous latest step, _last_any, and
+        # the latest writer of each object it wrote (-1: none).
         self._last_before: list[int] = []
         self._any_before: list[int] = []
+        self._replaced: list[dict[str, int]] = []
         self._last_acquire: dict[str, int] = {}  # lock -> the acquire that began its latest hold
         self._holds: dict[str, tuple[int, int]] = {}  # lock -> (holder, how many times it holds it)
         self._undo: list[list[tuple[Any, Any, Any]]] = []
@@ -117,7 +119,7 @@ class HappensBefore:
             last[t] = self._last_before[j]
             self._last_any = self._any_before[j]
         del tid[keep:], self.pos[keep:], self.clock[keep:], self.stutter[keep:]
-        del self._last_before[keep:], self._any_before[keep:]
+        del self._last_before[keep:], self._any_before[keep:], self._replaced[keep:]
 
     def _add(self, j: int, find_races: bool) -> None:
         """Analyse step ``j``: its clock, and (``find_races``) its races."""
@@ -136,25 +138,70 @@ class HappensBefore:
         self.pos.append(n)
         stutter = stutters(step)
         self.stutter.append(stutter)
+        self._replaced.append(_NOTHING)
         if not step.footprint and last_any < 0:  # a step that touched nothing shared
             self._merge_clock(t, n, set(), last_t)
             return
         footprint = _as_read(step.footprint) if stutter else step.footprint
-        deps, enablers, is_any = _dependencies(footprint, last, self._writer, self._readers,
-                                               last_any)
-        deps.discard(j)  # (``last`` already names this step)
+        deps, enablers, is_any = _dependencies(footprint, self._writer, self._readers, last_any)
+        if is_any:  # it conflicts with every step: each thread's latest orders it
+            deps.update(k for k in self._latest() if 0 <= k < j)
+        let_proceed, replaced = self._let_proceed(step, footprint, deps)
         preds = self._merge_clock(t, n, deps, last_t)
         acquired = [] if stutter else _holds_begun(step, self._holds, changes)
         if find_races:
             start = len(self.races)
-            self._races_into(j, self._candidates(step, footprint, deps - enablers), preds)
+            candidates = {i for i in deps - enablers - let_proceed if not self.stutter[i]}
+            self._races_into(j, candidates - replaced, preds)
+            # Ordered before ``j`` through a step that only let it proceed: not through
+            # anything ``j`` could not have gone before.
+            self._races_into(j, candidates & replaced, preds - let_proceed)
             self._lock_races(j, acquired, start)
         for lock in acquired:
             _set(self._last_acquire, lock, j, changes)
         if is_any:
             self._last_any = j
         elif not stutter:  # a stutter orders nothing of another thread's
-            _index(footprint, j, self._writer, self._readers, changes)
+            self._replaced[j] = _index(footprint, j, self._writer, self._readers, changes)
+
+    def _latest(self) -> list[int]:
+        """Each thread's latest step that is no stutter (-1: none): what a step that
+        depends on everything is ordered after.  A stutter orders nothing after it
+        (SCHED-45): through it, a step would be ordered after what its thread did before
+        it, and so race with none of that, yet race with the stutter neither."""
+        stutter, before = self.stutter, self._last_before
+        latest = []
+        for k in self._last:
+            while k >= 0 and stutter[k]:
+                k = before[k]
+            latest.append(k)
+        return latest
+
+    def _let_proceed(self, step: Step, footprint: list[Effect],
+                     deps: set[int]) -> tuple[set[int], set[int]]:
+        """The steps of ``deps`` that only let ``step`` proceed (SCHED-32), and the writes
+        they replaced on the objects ``step`` touches, added to ``deps``.  Run before one
+        of the former, ``step`` would have waited (the precondition ``_only_lets_proceed``
+        checks), which is no race; run before the write it replaced, it would have seen
+        that write's state instead (a thread not started, an Event cleared), and would
+        not have waited: a race, which the step that let it proceed does not hide
+        (SCHED-47)."""
+        if not any(e.op in PROCEEDING for e in footprint):
+            return set(), set()
+        steps, let, replaced = self.steps, set(), set()
+        todo = [i for i in deps if _only_lets_proceed(steps[i], step)]
+        mine = {e.obj for e in footprint}
+        while todo:
+            i = todo.pop()
+            let.add(i)
+            for obj in mine.intersection(self._replaced[i]):
+                w = self._replaced[i][obj]
+                if w >= 0 and w not in let and w not in replaced:
+                    deps.add(w)
+                    replaced.add(w)
+                    if _only_lets_proceed(steps[w], step):
+                        todo.append(w)
+        return let, replaced - let
 
     def _merge_clock(self, t: int, n: int, deps: set[int], last_t: int) -> set[int]:
         """Append the clock of a step of thread ``t`` (its ``n``-th) that conflicts with
@@ -177,13 +224,6 @@ class HappensBefore:
         clock[t] = n
         clocks.append(clock)
         return preds
-
-    def _candidates(self, step: Step, footprint: list[Effect], conflicting: set[int]) -> set[int]:
-        """The steps ``step`` may race with: those it conflicts with, less stutters and
-        those that only let it proceed (SCHED-32)."""
-        proceeds = any(e.op in PROCEEDING for e in footprint)
-        return {i for i in conflicting if not self.stutter[i] and not (
-            proceeds and _only_lets_proceed(self.steps[i], step))}
 
     def _races_into(self, j: int, candidates: set[int], preds: set[int]) -> None:
         """The races ``(i, j)``: a conflicting step ``i`` of another thread not ordered
@@ -298,11 +338,12 @@ def _as_read(footprint: list[Effect]) -> list[Effect]:
     return [e._replace(access=READ) for e in footprint]
 
 
-def _dependencies(footprint: list[Effect], last: list[int], writer: dict[str, int],
-                  readers: dict[str, list[int]], last_any: int) -> tuple[set[int], set[int], bool]:
+def _dependencies(footprint: list[Effect], writer: dict[str, int], readers: dict[str, list[int]],
+                  last_any: int) -> tuple[set[int], set[int], bool]:
     """The earlier steps a step with ``footprint`` conflicts with directly (enough to order
     it after every step it conflicts with), those of them that started or woke its thread,
-    and whether it depends on everything."""
+    and whether it depends on everything (then each thread's latest step is a dependency
+    too, which the caller adds)."""
     deps: set[int] = set()
     enablers: set[int] = set()
     is_any = False
@@ -317,17 +358,20 @@ def _dependencies(footprint: list[Effect], last: list[int], writer: dict[str, in
                 enablers.add(w)
         if e.access == WRITE:
             deps.update(readers.get(e.obj, ()))
-    if is_any:
-        deps.update(k for k in last if k >= 0)
     if last_any >= 0:
         deps.add(last_any)
     return deps, enablers, is_any
 
 
+_NOTHING: dict[str, int] = {}
+
+
 def _index(footprint: list[Effect], j: int, writer: dict[str, int],
-           readers: dict[str, list[int]], changes: list[tuple[Any, Any, Any]]) -> None:
-    """Record step ``j`` as the latest writer or a reader of each object it touched."""
+           readers: dict[str, list[int]], changes: list[tuple[Any, Any, Any]]) -> dict[str, int]:
+    """Record step ``j`` as the latest writer or a reader of each object it touched; the
+    writer each object it wrote had before (-1: none)."""
     written = {e.obj for e in footprint if e.access == WRITE}
+    replaced = {obj: writer.get(obj, -1) for obj in written} if written else _NOTHING
     for e in footprint:
         if e.obj in written:
             continue
@@ -340,3 +384,4 @@ def _index(footprint: list[Effect], j: int, writer: dict[str, int],
     for obj in written:
         _set(writer, obj, j, changes)
         _set(readers, obj, [], changes)  # the list it replaces is left as it was
+    return replaced

@@ -27,6 +27,7 @@ from typing import Any
 
 from coordkit import sync
 from coordkit.engine import shims
+from coordkit.engine.points import THREADS
 from coordkit.engine.runtime import Execution, current_execution
 from coordkit.engine.task import FINISHED, Kill, Task, WaitQueue, call_excepthook, check_timeout
 
@@ -42,12 +43,25 @@ _CONTROLLED_IDENT_BASE = shims._CONTROLLED_IDENT_BASE
 
 def _mark_started(thread: threading.Thread) -> None:
     """Set a thread's ``_started`` Event without a scheduling point of its own (it is part
-    of the start's step); a thread made before the run has a real one."""
+    of the start's step, whose footprint writes it: a read of it before the start
+    conflicts with the start, SCHED-49); a thread made before the run has a real one."""
     started = thread._started  # type: ignore[attr-defined]
     if type(started) is shims.Event:
         started._flag = True
+        ex = current_execution()
+        if ex is not None:
+            ex.effect(started, "set")
     else:
         started.set()
+
+
+def _not_started(thread: threading.Thread) -> bool:
+    """Whether ``thread`` was made (``Thread.__init__`` ran) and not started yet, read
+    without a scheduling point."""
+    if not thread._initialized:  # type: ignore[attr-defined]
+        return False  # (``threading``'s own code says so)
+    started = thread._started  # type: ignore[attr-defined]
+    return not (started._flag if type(started) is shims.Event else started.is_set())
 
 
 def _thread_start(self: threading.Thread) -> None:
@@ -63,14 +77,10 @@ def _thread_start(self: threading.Thread) -> None:
     task = ex.spawn(self._ck_run, self.name, self.daemon, thread=self)
     self._ck_task = task  # type: ignore[attr-defined]
     # What Thread._bootstrap_inner sets before run(): identity, and "started" (so that a
-    # started thread cannot be made a daemon, and its repr says so), without a scheduling
-    # point of its own (a thread made before the run has a real Event).
+    # started thread cannot be made a daemon, and its repr says so).  No other thread
+    # runs between the start's point and here: each sees all of it or none.
     self._ident = self._native_id = _CONTROLLED_IDENT_BASE + task.tid  # type: ignore[attr-defined]
-    started = self._started  # type: ignore[attr-defined]
-    if type(started) is shims.Event:
-        started._flag = True
-    else:
-        started.set()
+    _mark_started(self)
 
 
 def _thread_run(self: threading.Thread) -> None:
@@ -104,26 +114,49 @@ def _handle_done(thread: threading.Thread) -> None:
         thread._handle = handle  # type: ignore[attr-defined]
 
 
+def _observe_unstarted(ex: Execution, thread: threading.Thread, op: str) -> Task | None:
+    """The scheduling point of ``op``, an observation of a ``thread`` not started yet, and
+    its task after the point (None: still not started).  It reads what every start
+    writes (``THREADS``); a start that came while it stood at its point makes it read
+    the thread's label too, which the thread's end writes (SCHED-49)."""
+    ex.point(op, THREADS)
+    task = thread.__dict__.get("_ck_task")
+    if task is not None:
+        ex.effect(task, op)
+    return task
+
+
 def _thread_join(self: threading.Thread, timeout: float | None = None) -> None:
     task = self.__dict__.get("_ck_task")
     if task is None:
-        _orig_join(self, timeout)
-        return
+        ex = current_execution()
+        if ex is None or not _not_started(self):  # outside the run, or a real thread
+            _orig_join(self, timeout)
+            return
+        task = _observe_unstarted(ex, self, "join")
+        if task is None:
+            raise RuntimeError("cannot join thread before it is started")
     self._is_stopped = _join_task(task, timeout, "cannot join current thread")  # type: ignore[attr-defined]
 
 
 def _join_task(task: Task, timeout: float | None, itself: str) -> bool:
     """The running thread waits (a scheduling point) until ``task`` ends or ``timeout``
-    passes; whether it ended.  A thread that joins itself gets ``RuntimeError(itself)``."""
+    passes; whether it ended.  A thread that joins itself gets ``RuntimeError(itself)``.
+    A join with a timeout may give up: it records a ``try`` of the thread, so that no
+    end is taken to only let it proceed (SCHED-46)."""
     ex = current_execution()
     if ex is None or task.state is FINISHED:
         if ex is not None:  # no choice to make, but the joiner is ordered after the thread
             ex.effect(task, "join")
+            if timeout is not None:
+                ex.effect(task, "try")
             ex.after("after-join")
         return task.state is FINISHED
     if task is ex.current:
         raise RuntimeError(itself)
     ex.point("join", task.label)
+    if timeout is not None:
+        ex.effect(task, "try")
     if task.state is not FINISHED:
         if task.joiners is None:
             task.joiners = WaitQueue()
@@ -136,15 +169,43 @@ def _join_task(task: Task, timeout: float | None, itself: str) -> bool:
 
 def _thread_is_alive(self: threading.Thread) -> bool:
     task = self.__dict__.get("_ck_task")
-    if task is None:
-        return _orig_is_alive(self)
     ex = current_execution()
-    if ex is not None:
+    if task is None:
+        if ex is None or not _not_started(self):  # outside the run, or a real thread
+            return _orig_is_alive(self)
+        task = _observe_unstarted(ex, self, "is_alive")
+        if task is None:
+            return ex.returned(False)
+    elif ex is not None:
         ex.point("is_alive", task.label)
     alive = task.state is not FINISHED
     if not alive:
         self._is_stopped = True  # type: ignore[attr-defined]
     return alive if ex is None else ex.returned(alive)
+
+
+def _thread_identity(real: property) -> property:
+    """``Thread.ident`` or ``native_id``: a controlled thread that reads another's (or its
+    own) identity reads its lifecycle: the thread's label once it was started, what every
+    start writes before (SCHED-49).  No scheduling point: it reads in the step it is in."""
+    read = real.fget
+    assert read is not None
+
+    def get(self: threading.Thread) -> Any:
+        ex = current_execution()
+        if ex is not None:
+            task = self.__dict__.get("_ck_task")
+            if task is not None:
+                ex.observed(task.label, "is_alive")
+            elif _not_started(self):
+                ex.observed(THREADS, "is_alive")
+        return read(self)
+
+    return property(get, doc=real.__doc__)
+
+
+_IDENTITIES = {name: _thread_identity(vars(threading.Thread)[name])
+               for name in ("ident", "native_id") if name in vars(threading.Thread)}
 
 
 # -- _thread: threads without a Thread object ----------------------------------
@@ -227,12 +288,23 @@ class _ThreadHandle:
 
     @property
     def ident(self) -> int:
-        return 0 if self._task is None else _CONTROLLED_IDENT_BASE + self._task.tid
+        task = self._looked_at()
+        return 0 if task is None else _CONTROLLED_IDENT_BASE + task.tid
+
+    def _looked_at(self) -> Task | None:
+        """Its thread, read in the running thread's step: a thread not started yet reads
+        what every start writes (SCHED-49)."""
+        task = self._task
+        ex = current_execution()
+        if ex is not None:
+            ex.observed(THREADS if task is None else task.label, "is_alive")
+        return task
 
     def _started(self) -> Task:
-        if self._task is None:
+        task = self._looked_at()
+        if task is None:
             raise RuntimeError("thread not started")
-        return self._task
+        return task
 
     def join(self, timeout: float | None = None) -> None:
         """Wait for the thread to end; a negative ``timeout`` waits for ever."""
@@ -248,6 +320,7 @@ class _ThreadHandle:
     def is_done(self) -> bool:
         task = self._task
         if task is None:
+            self._looked_at()
             return False
         ex = current_execution()
         if ex is not None:
@@ -409,6 +482,8 @@ def install_thread_hooks() -> None:
     threading.Thread.start = _thread_start  # type: ignore[method-assign]
     threading.Thread.join = _thread_join  # type: ignore[method-assign]
     threading.Thread.is_alive = _thread_is_alive  # type: ignore[method-assign]
+    for name, identity in _IDENTITIES.items():
+        setattr(threading.Thread, name, identity)
     threading.Thread._ck_run = _thread_run  # type: ignore[attr-defined]
     stable_hashes(threading.Thread)
     import concurrent.futures._base

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 __all__ = [
     "ANY", "READ", "WRITE", "Effect", "Point", "Step", "access_of", "label_of", "opening_effects",
     "conflicting", "memory_label", "runs",
-    "PROCEEDING", "lets_proceed", "stutters",
+    "PROCEEDING", "THREADS", "lets_proceed", "stutters",
 ]
 
 READ = "read"
@@ -47,8 +47,11 @@ _RUNS = ".run"
 # operation on an object is a write of it.
 _READ_OPS = frozenset({
     "is_set", "locked", "empty", "qsize", "is_alive", "join", "line",
-    "enumerate", "active_count",
+    "enumerate", "active_count", "try",
 })
+# The object every thread's start writes (thread ids are handed out in order), and an
+# observation of a thread not started yet reads (SCHED-49).
+THREADS = "threads"
 
 
 def access_of(op: str) -> str:

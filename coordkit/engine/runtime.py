@@ -48,7 +48,7 @@ from coordkit.engine.failures import (
     step_limit_failure,
     watchdog_failure,
 )
-from coordkit.engine.points import ANY, READ, WRITE, Point, access_of, label_of, runs
+from coordkit.engine.points import ANY, READ, THREADS, WRITE, Point, access_of, label_of, runs
 from coordkit.engine.races import RaceDetector
 from coordkit.engine.record import Event, Recorder, shown
 from coordkit.engine.recursion import room_for_threads
@@ -288,8 +288,11 @@ class Execution:
             self._nondaemon_alive += 1
         self._runnable += 1
         if self.recorder is not None:  # tids are handed out in order: starts conflict
+            # Its label too: the start's point named the thread it was about to make, which
+            # another start may have made first while it stood there (SCHED-49).
+            self._footprint(label, "start")
             self._footprint(runs(label), "start")
-            self._footprint("threads", "start")
+            self._footprint(THREADS, "start")
         if self.locks is not None and daemon and is_coordkits(task, None):
             # Known now: a thread that has ended no longer says what it ran.
             self.helpers.add(tid)
@@ -549,6 +552,14 @@ class Execution:
             self.recorder.effect(self.current, target, op)
         if self.races is not None and self.current is not None:
             self.races.synchronise(self.current.tid, label_of(target), access_of(op))
+
+    def observed(self, label: str, op: str) -> None:
+        """The running thread reads ``label`` inside its step, with no scheduling point of
+        its own (a thread's ``ident``): a read in its footprint, for DPOR only (the race
+        detector orders threads by their synchronisation, which this is not)."""
+        if (self.recorder is not None and self.current is not None and not self.killing
+                and not self._in_callers_code):
+            self.recorder.effect(self.current, label, op, READ)
 
     def changed_nothing(self, target: Any, op: str) -> None:
         """The running thread's ``op`` on ``target`` found it already so (a set of a set

@@ -416,6 +416,8 @@ class Event:
         ex = self._ex
         _guard(ex, self)
         ex.point("wait", self._ck_label)
+        if timeout is not None:
+            ex.effect(self, "try")  # it may give up: a set does more than let it go on
         if self._flag:
             ex.changed_nothing(self, "wait")
             return ex.returned(True)

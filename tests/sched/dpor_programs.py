@@ -773,3 +773,178 @@ def write_then_join_in_one_step():
 
 # Plain variables written by two threads without synchronisation.
 RACY = [racy_appends, racy_flag_then_lock, write_then_join_in_one_step]
+
+
+# --- issue 30, DPOR rules (mechanisms 2, 3, 4) ---
+# Each missed an outcome the unreduced search reaches before its rule (SCHED-45..49).
+
+
+def poll_after_a_stutter():
+    """SCHED-45: the poller's acquire(timeout=0) depends on everything; when it runs, the
+    main thread's latest step is a join that only parked, after a join of the writer.
+    Through that stutter the writer's append looked ordered before the poll, and the
+    stutter races with nothing: the poll was never tried before the append."""
+    sem = threading.Semaphore(1)
+    sem.acquire()  # held for good: the poll finds it taken (and DFS guesses it would wait)
+    box, seen = [], []
+
+    def poller():
+        got = sem.acquire(timeout=0)
+        seen.append((got, len(box)))
+
+    def writer():
+        box.append(1)
+
+    tp, tw = threading.Thread(target=poller), threading.Thread(target=writer)
+    tp.start()
+    tw.start()
+    tw.join()
+    tp.join()
+    report(tuple(seen))
+
+
+def two_polls_then_a_join():
+    """SCHED-45 (the shape generator's U12), at line granularity: both threads poll one
+    Semaphore(1) with timeout 0; T1's failed poll depends on everything, and the main
+    thread's latest step is then its join of T1 that only parked, after its own poll.
+    Through the stutter the two polls looked ordered: T1's was never tried first."""
+    sem = threading.Semaphore(1)
+    threads = [threading.current_thread()] + [None] * 1
+    s0, s1 = [], []
+
+    def t1(seen=s1):
+        seen.append(sem.acquire(timeout=0))
+    threads[1] = threading.Thread(target=t1, daemon=False)
+    seen = s0
+    threads[1].start()
+    seen.append(sem.acquire(timeout=0))
+    threads[1].join()
+    report((tuple(s0), tuple(s1)))
+
+
+def event_wait_zero_before_the_set():
+    """SCHED-46: a wait(timeout=0) before the set returns False at once; after it, True.
+    The set does not only let it proceed: the wait would not have waited."""
+    ev, seen = threading.Event(), []
+
+    def setter():
+        ev.set()
+
+    def waiter():
+        got = ev.wait(timeout=0)
+        seen.append(got)
+
+    _run(setter, waiter)
+    report(tuple(seen))
+
+
+def timed_join_without_preemption():
+    """SCHED-46: the schedule with no preemption: the main thread's join(timeout) parks
+    and times out.  A join that may give up is no stutter (and bound 0 pruned the run
+    that has one: the other threads there were over the bound, not explored)."""
+    gate, seen = threading.Event(), []
+
+    def worker():
+        gate.wait()
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join(timeout=0.5)
+    seen.append(t.is_alive())
+    gate.set()
+    t.join()
+    report(tuple(seen))
+
+
+def wait_before_the_clear():
+    """SCHED-47: the set only lets a wait after it proceed; but before the clear it
+    replaced, the wait returns at once and reads the list before the append."""
+    ev = threading.Event()
+    ev.set()
+    box, seen = [], []
+
+    def flipper():
+        ev.clear()
+        box.append(1)
+        ev.set()
+
+    def waiter():
+        ev.wait()
+        seen.append(len(box))
+
+    _run(flipper, waiter)
+    report(tuple(seen))
+
+
+def _observe_before_start(look):
+    """A program whose observer thread, started first, looks at a thread the main thread
+    starts next (``look(t)``)."""
+    def program():
+        seen = []
+        t = threading.Thread(target=lambda: None)
+
+        def observer():
+            try:
+                seen.append(look(t))
+            except RuntimeError as exc:
+                seen.append(str(exc))
+
+        o = threading.Thread(target=observer)
+        o.start()
+        t.start()
+        o.join()
+        t.join()
+        report(tuple(seen))
+
+    program.__name__ = program.__qualname__ = f"{look.__name__.strip('_')}_around_a_start"
+    return program
+
+
+def _joined(t):
+    t.join()
+    return "joined"
+
+
+def _ident_is_none(t):
+    return t.ident is None
+
+
+def _is_alive(t):
+    return t.is_alive()
+
+
+def _made_daemon(t):
+    t.daemon = True
+    return "daemon"
+
+
+def join_of_a_thread_another_starts():
+    """SCHED-49 (found by the shape generator): T1 starts T2 while the main thread joins
+    T2: before the start the join raises RuntimeError."""
+    seen = []
+    t2 = threading.Thread(target=lambda: None)
+    t1 = threading.Thread(target=t2.start)
+    t1.start()
+    try:
+        t2.join()
+        seen.append("joined")
+    except RuntimeError:
+        seen.append("not started")
+    t1.join()
+    report(tuple(seen))
+
+
+joined_around_a_start = _observe_before_start(_joined)
+ident_is_none_around_a_start = _observe_before_start(_ident_is_none)
+is_alive_around_a_start = _observe_before_start(_is_alive)
+made_daemon_around_a_start = _observe_before_start(_made_daemon)
+
+RULE_PROGRAMS = [
+    poll_after_a_stutter, event_wait_zero_before_the_set, wait_before_the_clear,
+    joined_around_a_start, ident_is_none_around_a_start, is_alive_around_a_start,
+    made_daemon_around_a_start, join_of_a_thread_another_starts,
+]
+# At line granularity (where the generator found it: at sync its steps differ).
+RULE_PROGRAMS_AT_LINE = [two_polls_then_a_join]
+# Whose schedule with no preemption DPOR's bound-0 level pruned (SCHED-34, SCHED-46).
+RULE_PROGRAMS_AT_BOUND_ZERO = [timed_join_without_preemption, joined_around_a_start]

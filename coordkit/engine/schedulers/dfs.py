@@ -284,7 +284,9 @@ class DFSScheduler(Scheduler):
                 if p.op in _MAY_WAIT:
                     node.chosen = self._not_waiting(enabled, allowed)
                     break
-            node.forced = len(allowed) == 1
+            # Every other thread here asleep (explored elsewhere), not merely over the
+            # bound: one over it is explored nowhere at this level (SCHED-46).
+            node.forced = sum(t not in node.sleep for t in tids) == 1
         node.backtrack = {node.chosen} if self._reduce else set(allowed)
         return node
 
@@ -297,8 +299,9 @@ class DFSScheduler(Scheduler):
         return allowed[0]
 
     def _allowed(self, node: _Node, tid: int) -> bool:
-        if tid in node.sleep:
-            return False
+        return tid not in node.sleep and self._within_bound(node, tid)
+
+    def _within_bound(self, node: _Node, tid: int) -> bool:
         bound = self.bound
         return bound is None or node.preemptions_before + node.cost(tid) <= bound
 
@@ -310,10 +313,12 @@ class DFSScheduler(Scheduler):
             return {}
         parent = self._path[-1]
         if (parent is self._backtracked or parent.forced) and parent.step < len(
-                self._history) and stutters(self._history[parent.step]):
+                self._history) and stutters(self._history[parent.step]) and all(
+                t in parent.sleep or self._within_bound(parent, t) for t in parent.tids):
             # The thread tried here only began to wait: the state is the one it left, with
             # that thread parked until the object is free, and the other threads here are
-            # explored (or asleep: explored elsewhere) (SCHED-32).
+            # explored (or asleep: explored elsewhere) (SCHED-32).  Not where one is over
+            # the bound: this level explores it nowhere else (SCHED-46).
             self._redundant = parent.step
             return {}
         sleep = dict(parent.sleep) if parent.sleep else {}

@@ -1,0 +1,58 @@
+"""Another thread's start, observed while it happens (SCHED-48): in every schedule a
+thread being started looks as a real one does, not started or started, never half-way."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import coordkit
+
+
+def _observe_a_start(look):
+    """A program whose second thread looks at (``look(t)``) a thread the first starts,
+    recording what it saw in ``seen``."""
+    seen: set = set()
+
+    def program():
+        t = threading.Thread(target=lambda: None)
+
+        def observer():
+            seen.add(look(t))
+
+        o = threading.Thread(target=observer)
+        o.start()
+        t.start()
+        o.join()
+        t.join()
+
+    return program, seen
+
+
+def _join(t):
+    try:
+        t.join()
+    except RuntimeError as exc:
+        return str(exc)
+    return "joined"
+
+
+@pytest.mark.parametrize(("look", "before", "after"), [
+    (lambda t: t.is_alive(), False, True),
+    (_join, "cannot join thread before it is started", "joined"),
+], ids=["is_alive", "join"])
+def test_a_start_is_seen_whole(look, before, after):
+    """SCHED-48: ``is_alive()`` and ``join()`` of a thread another thread is starting
+    see it not started (False, RuntimeError) or started, in every
+    schedule; never an ``AssertionError`` from inside ``threading``.  Every schedule
+    with up to 3 preemptions, unreduced (SCHED-35): this checks the runtime, not DPOR
+    (``test_dpor_rule_shapes`` does)."""
+    program, seen = _observe_a_start(look)
+    result = coordkit.explore(program, strategy="dfs", max_preemptions=3, max_schedules=5_000)
+    assert result.ok, result.failure
+    assert result.exhausted
+    if look is _join:  # a join that waited: it ran after the start, alive or ended
+        assert seen == {before, after}
+    else:
+        assert before in seen and seen <= {before, after}
