@@ -17,7 +17,10 @@ anything after it: running a later step first only lets the waiter do its operat
 later, which the step that resumes it does.  For the same reason a thread's end does not
 race with a join of it, nor an Event's set with a wait, nor a lock's release with a
 blocking acquire (``points.lets_proceed``), when the later step does that operation
-before anything but joins of ended threads.
+before anything but joins of ended threads and would have waited (it records no
+``try``); the later step still races with the write the earlier one replaced (the
+thread's start, the Event's clear: SCHED-47).  A step that depends on everything is
+ordered after each thread's latest step that is no stutter (SCHED-45).
 Two acquires of one lock race even when ordered through the release between them,
 so that the other order of the two critical sections is tried (as Nidhugg orders
 mutex locks).  ``initials(i, j)`` is the set of threads that can
@@ -29,6 +32,7 @@ Pure functions of the steps: nothing here runs anything.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from coordkit.engine.points import ANY, PROCEEDING, READ, WRITE, Effect, Step, lets_proceed, stutters
@@ -39,6 +43,7 @@ _RUNS = ".run"
 
 
 _MISSING = object()
+_NONE: frozenset[int] = frozenset()
 _POP = object()  # an undo entry that takes back an append: (list, _POP, None)
 
 
@@ -66,11 +71,10 @@ class HappensBefore:
         self._writer: dict[str, int] = {}
         self._readers: dict[str, list[int]] = {}  # since the object's latest write
         self._last_any = -1
-        # Per step, what it replaced: its thread's previous latest step, _last_any, and
-        # the latest writer of each object it wrote (-1: none).
+        # Per step, what it replaced: its thread's previous latest step, and _last_any
+        # (the writers it replaced are in its undo entries).
         self._last_before: list[int] = []
         self._any_before: list[int] = []
-        self._replaced: list[dict[str, int]] = []
         self._last_acquire: dict[str, int] = {}  # lock -> the acquire that began its latest hold
         self._holds: dict[str, tuple[int, int]] = {}  # lock -> (holder, how many times it holds it)
         self._undo: list[list[tuple[Any, Any, Any]]] = []
@@ -119,7 +123,7 @@ class HappensBefore:
             last[t] = self._last_before[j]
             self._last_any = self._any_before[j]
         del tid[keep:], self.pos[keep:], self.clock[keep:], self.stutter[keep:]
-        del self._last_before[keep:], self._any_before[keep:], self._replaced[keep:]
+        del self._last_before[keep:], self._any_before[keep:]
 
     def _add(self, j: int, find_races: bool) -> None:
         """Analyse step ``j``: its clock, and (``find_races``) its races."""
@@ -138,7 +142,6 @@ class HappensBefore:
         self.pos.append(n)
         stutter = stutters(step)
         self.stutter.append(stutter)
-        self._replaced.append(_NOTHING)
         if not step.footprint and last_any < 0:  # a step that touched nothing shared
             self._merge_clock(t, n, set(), last_t)
             return
@@ -146,23 +149,25 @@ class HappensBefore:
         deps, enablers, is_any = _dependencies(footprint, self._writer, self._readers, last_any)
         if is_any:  # it conflicts with every step: each thread's latest orders it
             deps.update(k for k in self._latest() if 0 <= k < j)
-        let_proceed, replaced = self._let_proceed(step, footprint, deps)
         preds = self._merge_clock(t, n, deps, last_t)
         acquired = [] if stutter else _holds_begun(step, self._holds, changes)
         if find_races:
             start = len(self.races)
-            candidates = {i for i in deps - enablers - let_proceed if not self.stutter[i]}
+            candidates = {i for i in deps - enablers if not self.stutter[i]}
+            let_proceed, replaced = self._let_proceed(step, footprint, candidates, last_t)
+            if let_proceed:
+                candidates -= let_proceed
+                # Ordered before ``j`` through a step that only let it proceed: not through
+                # anything ``j`` could not have gone before.
+                self._races_into(j, replaced, preds - let_proceed)
             self._races_into(j, candidates - replaced, preds)
-            # Ordered before ``j`` through a step that only let it proceed: not through
-            # anything ``j`` could not have gone before.
-            self._races_into(j, candidates & replaced, preds - let_proceed)
             self._lock_races(j, acquired, start)
         for lock in acquired:
             _set(self._last_acquire, lock, j, changes)
         if is_any:
             self._last_any = j
         elif not stutter:  # a stutter orders nothing of another thread's
-            self._replaced[j] = _index(footprint, j, self._writer, self._readers, changes)
+            _index(footprint, j, self._writer, self._readers, changes)
 
     def _latest(self) -> list[int]:
         """Each thread's latest step that is no stutter (-1: none): what a step that
@@ -177,31 +182,39 @@ class HappensBefore:
             latest.append(k)
         return latest
 
-    def _let_proceed(self, step: Step, footprint: list[Effect],
-                     deps: set[int]) -> tuple[set[int], set[int]]:
-        """The steps of ``deps`` that only let ``step`` proceed (SCHED-32), and the writes
-        they replaced on the objects ``step`` touches, added to ``deps``.  Run before one
-        of the former, ``step`` would have waited (the precondition ``_only_lets_proceed``
-        checks), which is no race; run before the write it replaced, it would have seen
-        that write's state instead (a thread not started, an Event cleared), and would
-        not have waited: a race, which the step that let it proceed does not hide
-        (SCHED-47)."""
+    def _let_proceed(self, step: Step, footprint: list[Effect], candidates: set[int],
+                     last_t: int) -> tuple[AbstractSet[int], AbstractSet[int]]:
+        """The ``candidates`` that only let ``step`` proceed (SCHED-32), and the writes they
+        replaced on the objects ``step`` touches (less those ordered before ``last_t``, its
+        thread's previous step).  Run before one of the former, ``step`` would have waited
+        (the precondition ``_only_lets_proceed`` checks), which is no race; run before
+        the write it replaced, it would have seen that write's state instead (a thread not
+        started, an Event cleared), and would not have waited: a race, which the step
+        that let it proceed does not hide (SCHED-47)."""
+        steps = self.steps
         if not any(e.op in PROCEEDING for e in footprint):
-            return set(), set()
-        steps, let, replaced = self.steps, set(), set()
-        todo = [i for i in deps if _only_lets_proceed(steps[i], step)]
+            return _NONE, _NONE
+        todo = [i for i in candidates if _only_lets_proceed(steps[i], step)]
+        if not todo:
+            return _NONE, _NONE
+        let: set[int] = set()
+        replaced: set[int] = set()
         mine = {e.obj for e in footprint}
+        writer = self._writer
         while todo:
             i = todo.pop()
             let.add(i)
-            for obj in mine.intersection(self._replaced[i]):
-                w = self._replaced[i][obj]
-                if w >= 0 and w not in let and w not in replaced:
-                    deps.add(w)
-                    replaced.add(w)
-                    if _only_lets_proceed(steps[w], step):
-                        todo.append(w)
-        return let, replaced - let
+            for container, obj, before in self._undo[i]:  # the writes ``i`` replaced
+                if container is writer and obj in mine and before is not _MISSING and (
+                        before not in let and before not in replaced):
+                    replaced.add(before)
+                    if _only_lets_proceed(steps[before], step):
+                        todo.append(before)
+        replaced -= let
+        if last_t >= 0 and replaced:
+            mine_clock, tid, pos = self.clock[last_t], self.tid, self.pos
+            replaced = {w for w in replaced if mine_clock[tid[w]] < pos[w]}
+        return let, replaced
 
     def _merge_clock(self, t: int, n: int, deps: set[int], last_t: int) -> set[int]:
         """Append the clock of a step of thread ``t`` (its ``n``-th) that conflicts with
@@ -363,15 +376,11 @@ def _dependencies(footprint: list[Effect], writer: dict[str, int], readers: dict
     return deps, enablers, is_any
 
 
-_NOTHING: dict[str, int] = {}
-
-
 def _index(footprint: list[Effect], j: int, writer: dict[str, int],
-           readers: dict[str, list[int]], changes: list[tuple[Any, Any, Any]]) -> dict[str, int]:
-    """Record step ``j`` as the latest writer or a reader of each object it touched; the
-    writer each object it wrote had before (-1: none)."""
+           readers: dict[str, list[int]], changes: list[tuple[Any, Any, Any]]) -> None:
+    """Record step ``j`` as the latest writer or a reader of each object it touched (the
+    writer it replaced is in ``changes``)."""
     written = {e.obj for e in footprint if e.access == WRITE}
-    replaced = {obj: writer.get(obj, -1) for obj in written} if written else _NOTHING
     for e in footprint:
         if e.obj in written:
             continue
@@ -384,4 +393,3 @@ def _index(footprint: list[Effect], j: int, writer: dict[str, int],
     for obj in written:
         _set(writer, obj, j, changes)
         _set(readers, obj, [], changes)  # the list it replaces is left as it was
-    return replaced

@@ -95,9 +95,10 @@ def _wakes_every_waiter(obj: str) -> bool:
 
 
 # (earlier, later) operations on one such object where the earlier only lets the later
-# go on: had the later run first, it would have waited for the earlier (a stutter).  A
-# lock's release and an acquire: a non-blocking or timed acquire would have failed, but
-# it also records a "try" of the lock, a write that no release only lets proceed.
+# go on: had the later run first, it would have waited for the earlier (a stutter).  That
+# precondition is checked, not assumed (SCHED-46): an operation that may give up instead
+# (a join or Event.wait with a timeout, 0 included; a non-blocking or timed acquire)
+# records a "try" of its object, which no earlier operation only lets proceed.
 _LETS_PROCEED = frozenset({("end", "join"), ("set", "wait"), ("release", "acquire")})
 # The operations a step may have been let proceed with.
 PROCEEDING = frozenset(later for _, later in _LETS_PROCEED)
