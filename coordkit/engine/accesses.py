@@ -12,12 +12,12 @@ is unknown, and that access is not seen.
 
 What counts as one location:
 
-* ``obj.name``: the attribute ``name`` of that object (a module's attribute is
-  its global);
+* ``obj.name``: the attribute ``name`` of that object, however it is reached
+  (``setattr``, ``vars(obj)[...]``: its ``__dict__`` names it, SCHED-44; a module's
+  attribute is its global);
 * ``container[key]`` on a dict, list, set or deque: that key of that container;
-  a method call that reads or changes the whole container (``append``,
-  ``setdefault``, ``get``, iteration, ``len``-free ``in`` checks on lists) is an
-  access to every key of it at once;
+  a method call that reads or changes the whole container (``append``, iteration,
+  ``update``) is an access to every key of it at once;
 * a global: that name in that module's globals;
 * a closure variable: that name in that file.  Closures made twice from one function
   share the location, so two threads that each bump a closure of their own can be
@@ -26,19 +26,31 @@ What counts as one location:
 
 A thread-local's attributes are no location: each thread has its own.
 
-What it cannot see: accesses made by C code (a C extension's fields,
-``__slots__`` written from C, ``dict.update`` from C called by the stdlib),
-accesses inside the stdlib, installed packages and coordkit, operands that are
-results of calls or properties, and ``exec``'d module-level code.
+An access made by a call is made at the call, once its arguments are evaluated
+(SCHED-41): a method's load only names its object.  A call of the user's code runs
+traced code; one of the synchronisation library is modelled by its operations; the C
+functions and methods listed here (``_FUNCTIONS``, the containers' methods) are named
+by what they touch (SCHED-43).  Anything else, and any access whose operand the
+analysis cannot name, is ``UNNAMED``: the step depends on everything (SCHED-42).
+Accesses inside the stdlib, installed packages and coordkit are not traced, nor
+``exec``'d module-level code.
 """
 
 from __future__ import annotations
 
 import _threading_local
+import concurrent.futures
 import dis
+import functools
+import gc
+import itertools
+import os
+import queue
 import sys
+import sysconfig
 import threading
 import types
+import weakref
 import zlib
 from collections import OrderedDict, defaultdict, deque
 from collections.abc import Iterator
@@ -46,8 +58,8 @@ from typing import Any, NamedTuple
 
 from coordkit.engine.points import READ, WRITE
 
-__all__ = ["ANY", "CodeCache", "Frame", "Site", "access_sites", "describe", "location_of", "owner_name",
-           "seen_instructions", "site_key"]
+__all__ = ["ANY", "UNNAMED", "CodeCache", "Frame", "Pending", "Site", "access_sites", "describe",
+           "is_user_code", "locations", "owner_name", "seen_instructions", "site_key"]
 
 ANY = "<any>"  # the field of an access to a whole container
 _UNKNOWN = None
@@ -67,10 +79,6 @@ _KEYED_METHODS = frozenset({
     "get", "setdefault", "pop", "__contains__", "__getitem__", "__setitem__", "__delitem__",
     "add", "discard", "remove",
 })
-# Builtins called on one container that read all of it.
-_READING_BUILTINS = frozenset(("global", name) for name in (
-    "len", "list", "tuple", "set", "frozenset", "dict", "sorted", "sum", "min", "max", "any",
-    "all", "iter", "enumerate", "reversed"))
 _THREAD_LOCALS = (threading.local, _threading_local.local)
 # Owners whose attributes never change: reading one cannot race.
 _IMMUTABLE = frozenset({int, float, str, bytes, tuple, bool, type(None), frozenset,
@@ -110,7 +118,7 @@ def site_key(qualname: str, line: int, kind: str, access: str, name: str) -> int
 # instruction that is not handled below clears what the stack is known to hold.
 _FIXED = {
     "POP_TOP": (1, 0), "NOP": (0, 0), "RESUME": (0, 0), "CACHE": (0, 0),
-    "EXTENDED_ARG": (0, 0), "PRECALL": (0, 0), "KW_NAMES": (0, 0), "PUSH_NULL": (0, 1),
+    "EXTENDED_ARG": (0, 0), "PRECALL": (0, 0), "KW_NAMES": (0, 0),
     "BINARY_OP": (2, 1), "COMPARE_OP": (2, 1), "IS_OP": (2, 1), "CONTAINS_OP": (2, 1),
     "UNARY_NEGATIVE": (1, 1), "UNARY_NOT": (1, 1), "UNARY_INVERT": (1, 1),
     "UNARY_POSITIVE": (1, 1), "TO_BOOL": (1, 1), "GET_ITER": (1, 1),
@@ -124,7 +132,7 @@ _BINARY_PREFIXES = ("BINARY_", "INPLACE_")  # 3.10's one instruction per operato
 
 
 def _depends_on_local(expr: Any, name: str) -> bool:
-    if not isinstance(expr, tuple):
+    if not isinstance(expr, tuple) or not expr or expr[0] == "const":
         return False
     if expr[0] == "fast":
         return expr[1] == name
@@ -183,29 +191,34 @@ def _shuffle(stack: _Stack, op: str, arg: int) -> bool:
     return True
 
 
-def _load(stack: _Stack, ins: dis.Instruction) -> bool:
+def _load(stack: _Stack, ins: dis.Instruction, offset: int) -> bool:
     """The instructions that push a value the frame can name; True when ``ins`` was one."""
     op = ins.opname
-    if op in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF"):
+    if op in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR"):
         stack.push(("fast", ins.argval))
+    elif op in ("LOAD_DEREF", "LOAD_CLASSDEREF"):
+        stack.push(("cell", ins.argval))
     elif op == "LOAD_FAST_LOAD_FAST":
         stack.push(("fast", ins.argval[0]), ("fast", ins.argval[1]))
+    elif op == "PUSH_NULL":
+        stack.push(_NULL)
     elif op == "LOAD_CONST":
         stack.push(("const", ins.argval))
     elif op == "LOAD_GLOBAL":
         call = sys.version_info >= (3, 11) and ins.arg is not None and ins.arg & 1
         if call and sys.version_info < (3, 13):
-            stack.push(_UNKNOWN)  # the NULL a call needs, below the global
-        stack.push(("global", ins.argval))
+            stack.push(_NULL)  # the NULL a call needs, below the global
+        stack.push(("global", ins.argval, offset))  # (the value at the load: ``Pending``)
         if call and sys.version_info >= (3, 13):
-            stack.push(_UNKNOWN)  # above it from 3.13
+            stack.push(_NULL)  # above it from 3.13
     elif op == "LOAD_NAME":
         stack.push(("global", ins.argval))
     elif op == "LOAD_METHOD" or (op == "LOAD_ATTR" and _method_name(ins) is not None):
         # The method and its self (or NULL and the attribute): both slots hold a marker,
-        # so that the call can tell which method of which object it calls.
+        # so that the call can tell which method of which object it calls; the object is
+        # the one at the load (``Pending.loaded``), whatever the arguments do to the name.
         owner = stack.pop()[0]
-        marker = ("method", owner, ins.argval) if owner is not _UNKNOWN else _UNKNOWN
+        marker = ("method", owner, ins.argval, offset) if owner is not _UNKNOWN else _UNKNOWN
         stack.push(marker, marker)
     elif op == "LOAD_ATTR":
         owner = stack.pop()[0]
@@ -245,10 +258,59 @@ def _built(op: str, arg: int) -> tuple[int, int] | None:
     return None
 
 
-def _step(stack: _Stack, ins: dis.Instruction) -> None:
-    """Apply ``ins`` to the symbolic stack."""
+# Calls: (inputs, outputs) come from ``dis.stack_effect`` (one output: the result).
+_CALLS = frozenset({"CALL", "CALL_FUNCTION", "CALL_METHOD", "CALL_FUNCTION_KW", "CALL_KW",
+                    "CALL_FUNCTION_EX"})
+# Instructions that change what a name or an attribute holds: an expression over
+# anything but the frame's own locals may hold another value after them.
+_CHANGES_STATE = _CALLS | frozenset({
+    "STORE_ATTR", "DELETE_ATTR", "STORE_SUBSCR", "DELETE_SUBSCR", "STORE_SLICE", "STORE_GLOBAL",
+    "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF", "STORE_NAME", "DELETE_NAME"})
+# Instructions that push one value, whatever number they take.
+_ONE_RESULT = frozenset({
+    "MAKE_FUNCTION", "BUILD_SLICE", "FORMAT_VALUE", "LIST_TO_TUPLE", "IMPORT_NAME",
+    "CALL_INTRINSIC_1", "CALL_INTRINSIC_2", "SET_FUNCTION_ATTRIBUTE", "FORMAT_SIMPLE",
+    "FORMAT_WITH_SPEC", "CONVERT_VALUE", "LOAD_BUILD_CLASS", "GET_LEN"})
+# Pushed values whose meaning a call cannot change: locals, constants, a method's object
+# (taken at its load) and the place of a call's result.
+_STABLE_TAGS = frozenset({"fast", "const", "method", "result", "exit", "null"})
+_EITHER = "either"  # a slot two ways into a jump target fill differently
+_NULL = ("null",)  # what a call finds below its callable when it is given no self
+
+
+def _stable(expr: Any) -> Any:
+    if isinstance(expr, tuple) and (expr[0] in _STABLE_TAGS or (expr[0] == "global" and len(expr) > 2)):
+        return expr  # (a global's load keeps what it loaded, for its call)
+    return _UNKNOWN
+
+
+def _step(stack: _Stack, ins: dis.Instruction, offset: int) -> None:
+    """Apply ``ins`` (seen at ``offset``) to the symbolic stack."""
     op = ins.opname
-    if _load(stack, ins) or _store(stack, ins) or _shuffle(stack, op, ins.arg or 0):
+    if _load(stack, ins, offset) or _store(stack, ins) or _shuffle(stack, op, ins.arg or 0):
+        return
+    if op in _CHANGES_STATE:
+        stack.items = [_stable(e) for e in stack.items]
+    if op in _CALLS:
+        # (3.11 counts a CALL's arguments in the PRECALL before it)
+        stack.pop((ins.arg or 0) + 2 if op == "CALL" and sys.version_info < (3, 12)
+                  else 1 - dis.stack_effect(ins.opcode, ins.arg, jump=False))
+        stack.push(("result", offset))
+        return
+    if op == "BINARY_SUBSCR":
+        key, owner = stack.pop(2)
+        stack.push(("item", owner, key) if owner is not _UNKNOWN else _UNKNOWN)
+        return
+    if op in ("BEFORE_WITH", "SETUP_WITH"):
+        owner = stack.pop()[0]
+        stack.push(("exit", owner), _UNKNOWN)
+        return
+    if op in _ONE_RESULT:
+        taken = stack.pop(1 - dis.stack_effect(ins.opcode, ins.arg, jump=False))
+        # a function made here: its code object names what calling it runs
+        code = [e for e in taken if isinstance(e, tuple) and e[0] == "const"
+                and isinstance(e[1], types.CodeType)] if op == "MAKE_FUNCTION" else ()
+        stack.push(code[0] if code else _UNKNOWN)
         return
     fixed = _FIXED.get(op) or _built(op, ins.arg or 0)
     if fixed is None and op.startswith(_BINARY_PREFIXES) and op not in (
@@ -268,18 +330,6 @@ def _step(stack: _Stack, ins: dis.Instruction) -> None:
 
 # -- the sites of a code object -------------------------------------------------
 
-def _keyed_call(stack: _Stack, argc: int) -> tuple[str, str, str, Any, Any] | None:
-    """``d.get(k)``, ``d.setdefault(k, v)``, ``s.add(x)``...: an access to the key that is
-    the call's first argument."""
-    for depth in (argc + 1, argc + 2):
-        callee = stack.peek(depth)
-        if isinstance(callee, tuple) and callee[0] == "method" and callee[2] in _KEYED_METHODS:
-            name = callee[2]
-            return ("item", WRITE if name in _MUTATORS else READ, name, callee[1],
-                    stack.peek(argc))
-    return None
-
-
 def _method_name(ins: dis.Instruction) -> str | None:
     if ins.opname == "LOAD_METHOD":
         return ins.argval
@@ -288,21 +338,71 @@ def _method_name(ins: dis.Instruction) -> str | None:
     return None
 
 
-def _site_of(stack: _Stack, ins: dis.Instruction) -> tuple[str, str, str, Any, Any] | None:
-    """``(kind, access, name, owner, key)`` when ``ins`` touches shared memory."""
+# Where a call's callable lies, below its arguments (and the keyword names on top of
+# them, for the calls that keep those on the stack): 3.10's CALL_FUNCTION has it right
+# below them, 3.11-3.12's CALL there above a NULL or below a self, 3.13's below its NULL
+# or self.
+_KW_ON_STACK = frozenset({"CALL_FUNCTION_KW", "CALL_KW"})
+
+
+def _call_site(stack: _Stack, ins: dis.Instruction, kw_names: tuple[str, ...]
+               ) -> tuple[str, str, str, Any, Any]:
+    """The ``call`` site of a call instruction: the callable (a ``method`` marker, or an
+    expression) and the arguments (positional, then keyword values), as expressions; the
+    arguments are None when the call unpacks them (``f(*args)``)."""
+    op, argc = ins.opname, ins.arg or 0
+    if op == "CALL_FUNCTION_EX":
+        below = 2 + (argc & 1)
+        callee = stack.peek(below + (1 if sys.version_info >= (3, 13) else 0))
+        args = None
+        if isinstance(stack.peek(below + 1), tuple) and stack.peek(below + 1)[0] == "method":
+            callee = stack.peek(below + 1)
+    else:
+        top = 1 if op in _KW_ON_STACK else 0
+        if top:
+            names = stack.peek(1)
+            kw_names = names[1] if isinstance(names, tuple) and names[0] == "const" else ()
+        values = tuple(stack.peek(i) for i in range(top + argc, top, -1))
+        npos = argc - len(kw_names)
+        args = (values[:npos], values[npos:]) if npos >= 0 else None
+        below, callee = stack.peek(top + argc + 1), stack.peek(top + argc + 2)
+        if isinstance(below, tuple) and below[0] in ("method", "exit"):
+            callee = below
+        elif sys.version_info < (3, 11) or (sys.version_info < (3, 13) and callee == _NULL):
+            callee = below  # (3.11-3.12: with no NULL below it, the callable has a self)
+    name = callee[2] if isinstance(callee, tuple) and callee[0] == "method" else (
+        callee[1] if isinstance(callee, tuple) and callee[0] == "global" else "call")
+    if isinstance(callee, tuple) and callee[0] == "exit":
+        return ("exit", READ, "exit", callee, None)
+    return ("call", WRITE if name in _MUTATORS else READ, name, callee, args)
+
+
+def _exit_call(previous: list[dis.Instruction], ins: dis.Instruction) -> bool:
+    """The call of ``__exit__`` that ends a ``with`` block without an exception: the three
+    ``None`` it is given are loaded right before it (3.10 loads one and copies it)."""
+    if ins.opname not in ("CALL", "CALL_FUNCTION") or ins.arg not in (2, 3):
+        return False
+    last = [i for i in previous[-5:] if i.opname not in ("PRECALL", "CACHE")][-3:]
+    shape = [(i.opname, i.argval) for i in last]
+    return shape in ([("LOAD_CONST", None)] * 3,
+                     [("LOAD_CONST", None), ("DUP_TOP", None), ("DUP_TOP", None)])
+
+
+def _site_of(stack: _Stack, ins: dis.Instruction, kw_names: tuple[str, ...],
+             previous: list[dis.Instruction]) -> tuple[str, str, str, Any, Any] | None:
+    """``(kind, access, name, owner, key)`` when ``ins`` touches shared memory, or loads
+    what a later instruction needs (a method's object)."""
     op = ins.opname
     method = _method_name(ins)
     if method is not None:
-        if method in _KEYED_METHODS:
-            return None  # an access to one key: the call makes it (below)
-        return ("method", WRITE if method in _MUTATORS else READ, method, stack.peek(1), None)
-    if op in ("CALL", "CALL_METHOD") and ins.arg:
-        keyed = _keyed_call(stack, ins.arg)
-        if keyed is not None:
-            return keyed
-    if op == "LOAD_ATTR" and ins.argval in _MUTATORS:
-        # a container method loaded as an attribute (a call with keywords before 3.11)
-        return ("method", WRITE, ins.argval, stack.peek(1), None)
+        # No access yet: the call makes it (SCHED-41); the load names the object.
+        return ("method", READ, method, stack.peek(1), None)
+    if op in _CALLS:
+        if _exit_call(previous, ins):
+            return ("exit", READ, "exit", None, None)
+        return _call_site(stack, ins, kw_names)
+    if op == "WITH_EXCEPT_START":
+        return ("exit", READ, "exit", None, None)
     if op == "LOAD_ATTR":
         return ("attr", READ, ins.argval, stack.peek(1), None)
     if op in ("STORE_ATTR", "DELETE_ATTR"):
@@ -316,12 +416,9 @@ def _site_of(stack: _Stack, ins: dis.Instruction) -> tuple[str, str, str, Any, A
     if op == "CONTAINS_OP":
         return ("item", READ, "in", stack.peek(1), stack.peek(2))
     if op == "GET_ITER":
-        return ("iter", READ, "iter", stack.peek(1), ANY)
-    if op in ("CALL", "CALL_FUNCTION") and ins.arg == 1:
-        # len(d), list(d), sorted(d)...: a builtin that reads the whole container
-        callee = stack.peek(2) if sys.version_info < (3, 13) else stack.peek(3)
-        if callee in _READING_BUILTINS:
-            return ("item", READ, callee[1], stack.peek(1), ANY)
+        return ("iter", READ, "iter", stack.peek(1), None)
+    if op == "FOR_ITER":
+        return ("next", READ, "next", None, None)
     if op in ("BEFORE_WITH", "SETUP_WITH"):
         return ("with", READ, "with", stack.peek(1), None)
     if op in ("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL"):
@@ -376,7 +473,74 @@ class CodeCache(dict):  # type: ignore[type-arg]
         return value
 
 
+_LIBRARY_ROOTS = tuple(
+    os.path.realpath(p) + os.sep
+    for p in {
+        sysconfig.get_paths()["stdlib"],
+        sysconfig.get_paths()["platstdlib"],
+        sysconfig.get_paths()["purelib"],
+        sysconfig.get_paths()["platlib"],
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # coordkit itself
+    }
+)
+_user_code_cache = CodeCache()  # id(code) -> is_user_code(code)
+
+
+def is_user_code(code: Any) -> bool:
+    """True for code the user wrote (not the stdlib, installed packages or coordkit)."""
+    known: bool | None = _user_code_cache.get(id(code))
+    if known is None:
+        fn = code.co_filename
+        # "<string>" and friends are generated code (dataclass methods, namedtuples).
+        known = _user_code_cache.put(
+            code, not fn.startswith("<") and not os.path.realpath(fn).startswith(_LIBRARY_ROOTS))
+    return known
+
+
 _sites_cache = CodeCache()
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+
+
+def _jump_sources(code: Any) -> dict[int, list[int]]:
+    """Jump target -> the offsets of the jumps to it (an exception handler has none)."""
+    out: dict[int, list[int]] = {}
+    for ins in dis.get_instructions(code):
+        if ins.opcode in _JUMPS and isinstance(ins.argval, int):
+            out.setdefault(ins.argval, []).append(ins.offset)
+    return out
+
+
+def _jumped(stack: _Stack, ins: dis.Instruction) -> list[Any]:
+    """The stack a jump leaves at its target."""
+    items = list(stack.items)
+    effect = dis.stack_effect(ins.opcode, ins.arg, jump=True)
+    if effect < 0:
+        del items[len(items) + effect:]
+    return items + [_UNKNOWN] * max(effect, 0)
+
+
+def _merge(stack: _Stack, falls: bool, jumped: list[list[Any]], sources: list[int] | None,
+           target: int) -> None:
+    """The stack at a jump target: what every way in leaves there.  Known only when every
+    jump to it comes from before it (a loop's back edge, an exception handler: unknown);
+    a slot the ways in fill differently holds either."""
+    if not sources or any(source >= target for source in sources) or len(jumped) != len(sources):
+        stack.forget()
+        return
+    ways = ([stack.items] if falls else []) + jumped
+    if len({len(w) for w in ways}) != 1:
+        stack.forget()
+        return
+    merged = []
+    for slot in zip(*ways):
+        first = slot[0]
+        if all(e == first for e in slot):
+            merged.append(first)
+        elif all(e is not _UNKNOWN for e in slot):
+            merged.append(("either", *dict.fromkeys(slot)))
+        else:
+            merged.append(_UNKNOWN)
+    stack.items = merged
 
 
 def access_sites(code: Any) -> dict[int, Site]:
@@ -389,17 +553,43 @@ def access_sites(code: Any) -> dict[int, Site]:
     stack = _Stack()
     qualname = getattr(code, "co_qualname", code.co_name)
     line = code.co_firstlineno
+    kw_names: tuple[str, ...] = ()  # 3.11-3.12's KW_NAMES, for the call after it
+    previous: list[dis.Instruction] = []
+    get_iter = None  # the last GET_ITER: the iterable of the FOR_ITER after it
+    sources = _jump_sources(code)
+    incoming: dict[int, list[list[Any]]] = {}  # target -> stacks of the jumps seen to it
+    falls = True
     for offset, head, ins in seen_instructions(code):
         if head.is_jump_target or ins.is_jump_target:
-            stack.forget()  # reached from elsewhere too: what it holds is not known
+            # reached from elsewhere too: what it holds is what every way in holds
+            _merge(stack, falls, incoming.pop(head.offset, []), sources.get(head.offset),
+                   head.offset)
         line = _line(ins, _line(head, line))
-        found = _site_of(stack, ins)
+        found = _site_of(stack, ins, kw_names, previous)
+        if ins.opname == "GET_ITER":
+            get_iter = offset
+        elif ins.opname == "FOR_ITER":
+            # a comprehension's own code loops over its argument ``.0``
+            found = ("next", READ, "next", ("fast", ".0") if get_iter is None else
+                     ("iterated", get_iter), None)
+            get_iter = None
         if found is not None:
             kind, access, name, owner, key = found
+            if kind in ("method", "iter") or ins.opname == "LOAD_GLOBAL":
+                key = offset  # where the call or the loop finds what this names
+            elif kind == "call":
+                key = (*(key or (None, None)), offset)
             known[offset] = Site(kind, access, name, owner, key, line,
                                  site_key(qualname, line, kind, access, name))
-        _step(stack, ins)
-        if ins.opname.startswith(("JUMP", "RETURN", "RAISE", "RERAISE")) and "IF" not in ins.opname:
+        kw_names = code.co_consts[ins.arg] if ins.opname == "KW_NAMES" else (
+            kw_names if ins.opname in ("PRECALL", "CACHE") else ())
+        if ins.opcode in _JUMPS and isinstance(ins.argval, int) and ins.argval > offset:
+            incoming.setdefault(ins.argval, []).append(_jumped(stack, ins))
+        _step(stack, ins, offset)
+        previous = [*previous[-5:], ins]
+        falls = not (ins.opname.startswith(("JUMP", "RETURN", "RAISE", "RERAISE"))
+                     and "IF" not in ins.opname)
+        if not falls:
             stack.forget()  # nothing falls through
     return _sites_cache.put(code, known)
 
@@ -451,7 +641,7 @@ class Frame:
         if expr is None:
             return _MISSING
         tag = expr[0]
-        if tag == "fast":
+        if tag == "fast" or tag == "cell":
             if self._locals is None:
                 self._locals = self.frame.f_locals
             try:
@@ -461,9 +651,25 @@ class Frame:
         if tag == "const":
             return expr[1]
         if tag == "global":
-            return self.frame.f_globals.get(expr[1], _MISSING)
-        owner = self.value(expr[1])  # "attr"
-        return _MISSING if owner is _MISSING else _attribute(owner, expr[2])
+            value = self.frame.f_globals.get(expr[1], _MISSING)
+            return self.frame.f_builtins.get(expr[1], _MISSING) if value is _MISSING else value
+        if tag == "item":
+            return _item(self.value(expr[1]), self.value(expr[2]))
+        if tag in ("attr", "method"):
+            owner = self.value(expr[1])
+            return _MISSING if owner is _MISSING else _attribute(owner, expr[2])
+        return _MISSING  # a call's result, a with's exit: not a value of the frame
+
+
+def _item(owner: Any, key: Any) -> Any:
+    """``owner[key]`` for a builtin dict, list or tuple and a plain key (no user code
+    runs), or ``_MISSING``."""
+    kind = type(owner)
+    if kind is dict and type(key) in (str, int, bytes, bool, float, type(None)):
+        return owner.get(key, _MISSING)
+    if kind in (list, tuple) and type(key) is int and -len(owner) <= key < len(owner):
+        return owner[key]
+    return _MISSING
 
 
 def _hashable(key: Any) -> Any:
@@ -476,31 +682,601 @@ def _hashable(key: Any) -> Any:
     return ANY  # a user key's __hash__ or __eq__ is user code: do not call it
 
 
-def location_of(site: Site, frame: Frame) -> tuple[Any, Any, Any] | None:
-    """``(owner, field, owner_object)`` of the location ``site`` touches in ``frame``, or
-    None when it cannot be named (or cannot be shared).  ``owner`` is a hashable identity
-    (an ``id``, or a tuple for globals and cells); ``owner_object`` is kept alive by the
-    caller so that the ``id`` is not reused while the run lasts."""
+UNNAMED = None  # what ``locations`` gives for an access it cannot name (SCHED-42)
+
+
+class Pending:
+    """What one run's tracer carries from an instruction to a later one of the same
+    frame: the object a method was loaded from (for its call, SCHED-41), what a loop
+    iterates (for each ``FOR_ITER``, SCHED-41) and what iterating a call's result would
+    read, and the context managers a frame is inside (for their ``__exit__``)."""
+
+    __slots__ = ("entered", "loaded")
+
+    def __init__(self) -> None:
+        self.loaded: dict[tuple[int, Any], Any] = {}
+        self.entered: dict[int, list[Any]] = {}
+
+
+Location = tuple[Any, Any, Any, str]  # (owner, field, owner object, READ or WRITE)
+
+
+def locations(site: Site, frame: Frame, pending: Pending) -> list[Location] | None:
+    """The locations ``site`` touches in ``frame`` now, each ``(owner, field,
+    owner_object, access)``: ``owner`` is a hashable identity (an ``id``, or a tuple for
+    globals and cells), ``owner_object`` is kept alive by the caller so that the ``id``
+    is not reused while the run lasts.  Empty when it touches nothing shared, or only
+    through code that is traced or modelled; ``UNNAMED`` when what it touches cannot be
+    named (an operand the analysis lost, code the tracer does not see: SCHED-42)."""
     kind = site.kind
     if kind == "global":
         g = frame.frame.f_globals
-        return id(g), site.name, g
+        if site.key is not None:  # a load: what it loaded, for a call of it (SCHED-41)
+            pending.loaded[_frame_key(frame, site.key)] = frame.value(("global", site.name))
+        return [(id(g), site.name, g, site.access)]
     if kind == "cell":
-        return ("cell", frame.frame.f_code.co_filename), site.name, None
+        return [(("cell", frame.frame.f_code.co_filename), site.name, None, site.access)]
+    owner = site.owner
+    if isinstance(owner, tuple) and owner[0] == _EITHER and kind != "with":
+        ways = [locations(site._replace(owner=way), frame, pending) for way in owner[1:]]
+        return UNNAMED if any(w is UNNAMED for w in ways) else [x for w in ways for x in w]
+    if kind in _RUNTIME:
+        out: list[Location] = []
+        return out if _RUNTIME[kind](site, frame, pending, out) else UNNAMED
     owner = frame.value(site.owner)
-    if owner is _MISSING or type(owner) in _IMMUTABLE or isinstance(owner, _THREAD_LOCALS):
-        return None  # (a thread-local's attributes are each thread's own)
+    if owner is _MISSING:
+        return UNNAMED
+    out = []
     if kind == "attr":
-        if type(owner) is types.ModuleType:
-            g = owner.__dict__
-            return id(g), site.name, g
-        return id(owner), site.name, owner
-    if type(owner) not in _CONTAINER_TYPES:
-        return None  # a method or an item of a user object: its own code does the accesses
-    if kind == "item" and site.key is not ANY:
+        _attr(owner, site.name, site.access, out)
+        return out
+    key: Any = ANY
+    if site.key is not ANY:
         key = frame.value(site.key)
-        return id(owner), (ANY if key is _MISSING else _hashable(key)), owner
-    return id(owner), ANY, owner
+        key = ANY if key is _MISSING else _hashable(key)
+    return out if _item_of(owner, key, site.access, out) else UNNAMED
+
+
+def _attr(owner: Any, name: Any, access: str, out: list[Location]) -> None:
+    """Attribute ``name`` of ``owner``: one location whichever way it is reached
+    (``obj.a``, ``setattr(obj, "a", v)``, ``vars(obj)["a"]``: the object's ``__dict__``
+    names it when it has one; a module's attribute is its global); none on what cannot
+    be shared (immutable values, a thread-local's attributes)."""
+    if type(owner) in _IMMUTABLE or isinstance(owner, _THREAD_LOCALS):
+        return
+    try:
+        namespace = object.__getattribute__(owner, "__dict__")
+    except AttributeError:
+        namespace = None
+    if type(namespace) is dict:
+        keep = namespace if type(owner) is types.ModuleType else owner
+        out.append((id(namespace), name, keep, access))
+    else:
+        out.append((id(owner), name, owner, access))
+
+
+def _item_of(owner: Any, key: Any, access: str, out: list[Location]) -> bool:
+    """Item ``key`` (or ``ANY``: all) of ``owner``, touched by C code; False when that
+    code is not known to touch only it."""
+    kind = _kind_of_type(type(owner))
+    if kind == "container":
+        out.append((id(owner), key, owner, access))
+        return True
+    return kind != "foreign"  # immutable, or the user's own (traced) methods
+
+
+# -- what C code does to an object ----------------------------------------------
+
+_ATOMS = frozenset({int, float, complex, str, bytes, bool, type(None), range, slice,
+                    type(Ellipsis), type(NotImplemented), tuple, frozenset})
+# Objects C code reaches only by identity (a function's repr, a module passed along).
+_OPAQUE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType,
+           types.CodeType, type, property, staticmethod, classmethod, types.MethodWrapperType,
+           types.MethodDescriptorType, types.WrapperDescriptorType, weakref.ref)
+_HEAPTYPE, _IMMUTABLETYPE = 1 << 9, 1 << 8
+_type_kinds: dict[type, str] = {}
+
+
+def _kind_of_type(kind: type) -> str:
+    """How C code reaches into an object of type ``kind`` (its repr, comparisons, items):
+    ``"atom"`` (immutable, or by identity only), ``"container"`` (a builtin container's
+    C code reads and writes it, as one location), ``"user"`` (only through methods of
+    the user's code or the modelled library: traced, or modelled) or ``"foreign"``
+    (through code the tracer does not see)."""
+    known = _type_kinds.get(kind)
+    if known is None:
+        known = _type_kind(kind)
+        _type_kinds[kind] = known
+    return known
+
+
+def _type_kind(kind: type) -> str:
+    if kind in _ATOMS or issubclass(kind, _OPAQUE):
+        return "atom"
+    known = "user"
+    for klass in kind.__mro__:
+        if klass is object or klass in _ATOMS:
+            continue
+        if klass in _CONTAINER_TYPES:
+            known = "container"
+            continue
+        flags = klass.__flags__
+        if not flags & _HEAPTYPE or flags & _IMMUTABLETYPE:
+            return "foreign"  # a class written in C, which the tracer does not know
+        for value in vars(klass).values():
+            code = getattr(getattr(value, "__func__", value), "__code__", None)
+            if code is not None and _code_kind(code) == "foreign":
+                return "foreign"
+    return known
+
+
+# Code the runtime models: its shared effects are the synchronisation operations it
+# makes (scheduling points with footprints, SCHED-30), not memory the user shares.
+_MODELLED_FILES = tuple(
+    os.path.realpath(path) for path in (
+        threading.__file__, queue.__file__, _threading_local.__file__,
+        os.path.dirname(concurrent.futures.__file__) + os.sep,
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep))
+_kinds_cache = CodeCache()
+
+
+def _code_kind(code: Any) -> str:
+    """``"user"`` (traced), ``"modelled"`` (the synchronisation library and coordkit) or
+    ``"foreign"`` (run untraced, touching what it likes)."""
+    known: str | None = _kinds_cache.get(id(code))
+    if known is None:
+        if is_user_code(code):
+            known = "user"
+        elif os.path.realpath(code.co_filename).startswith(_MODELLED_FILES):
+            known = "modelled"
+        else:
+            known = "foreign"
+        _kinds_cache.put(code, known)
+    return known
+
+
+def _read(value: Any, out: list[Location], seen: set[int]) -> bool:
+    """C code reads ``value`` through and through (its repr, a comparison, a copy): every
+    container it holds; False when that cannot be named.  A callable is called (as
+    ``map`` calls its function) on values read here already."""
+    if value is _MISSING or len(seen) > _READ_AT_MOST:
+        return False
+    kind = type(value)
+    if kind in _ATOMS and kind not in (tuple, frozenset):
+        return True
+    if id(value) in seen:
+        return True
+    seen.add(id(value))
+    if callable(value) and not isinstance(value, CONTAINERS):
+        return _calls(value, _NOBIND, (), (), out)
+    what = _kind_of_type(kind)
+    if what == "atom" or what == "user":
+        return True  # by identity, or through the user's (traced) methods
+    if what == "container":
+        out.append((id(value), ANY, value, READ))
+        if len(value) > _READ_AT_MOST:
+            return False
+        inner = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+    elif kind in (tuple, frozenset):
+        inner = value
+    elif kind in _ITERATORS or isinstance(value, types.GeneratorType):
+        return _iterates(value, out, seen)
+    else:
+        return False
+    return all(_read(v, out, seen) for v in inner)
+
+
+_READ_AT_MOST = 256  # values one access reads through, beyond which it is unnamed
+
+
+def _read_all(pos: tuple[Any, ...] | None, kw: tuple[Any, ...] | None,
+              out: list[Location]) -> bool:
+    if pos is None or kw is None:
+        return False
+    seen: set[int] = set()
+    return all(_read(v, out, seen) for v in (*pos, *kw))
+
+
+def _iterates(value: Any, out: list[Location], seen: set[int] | None = None) -> bool:
+    """One step of iterating ``value`` (a loop's next element, ``next(it)``): it reads the
+    container it goes over and moves the iterator on; a generator or an iterator of the
+    user's code runs traced code."""
+    seen = set() if seen is None else seen
+    kind = type(value)
+    what = _kind_of_type(kind)
+    if isinstance(value, types.GeneratorType):
+        return _code_kind(value.gi_code) != "foreign"
+    if what == "container":
+        out.append((id(value), ANY, value, READ))
+        return True
+    if kind in _ITERATORS:
+        out.append((id(value), "next", value, WRITE))
+        return all(_read(r, out, seen) if callable(r) else _iterates(r, out, seen)
+                   for r in _inner(value))
+    if what == "atom":
+        return True
+    return what == "user" and "__next__" in dir(kind)
+
+
+def _inner(iterator: Any) -> Iterator[Any]:
+    """What a builtin iterator goes over (its container, its inner iterators) and the
+    function it calls; not the values it last gave (a ``zip``'s or ``items``'s result
+    tuple)."""
+    for r in gc.get_referents(iterator):
+        if type(r) is tuple:
+            yield from (x for x in r if type(x) in _ITERATORS or isinstance(x, CONTAINERS))
+        else:
+            yield r
+
+
+def _iterator_types() -> frozenset[type]:
+    """The builtin iterators, views and lazy wrappers, whose state ``gc.get_referents``
+    shows (the container, the function, the inner iterators)."""
+    d: dict[Any, Any] = {}
+    samples: list[Any] = [
+        iter([]), reversed([]), iter(()), iter(d), iter(d.values()), iter(d.items()),
+        reversed(d), d.keys(), d.values(), d.items(), iter(set()), iter(deque()),
+        reversed(deque()), iter(bytearray()), iter(""), iter(b""), iter(range(0)),
+        map(len, ()), filter(None, ()), zip(), enumerate(()), iter(len, 0)]
+    samples += [itertools.chain(), itertools.islice((), 0), itertools.count(),
+                itertools.cycle(()), itertools.repeat(0), itertools.starmap(len, ()),
+                itertools.takewhile(len, ()), itertools.dropwhile(len, ()),
+                itertools.accumulate(()), itertools.compress((), ()),
+                itertools.zip_longest(), itertools.product(), itertools.permutations(()),
+                itertools.combinations((), 0), itertools.groupby(()), itertools.filterfalse(len, ())]
+    return frozenset(type(s) for s in samples)
+
+
+_ITERATORS = _iterator_types()
+
+
+# -- calls: what code a call runs, and what it touches in C ----------------------
+
+_NOBIND = object()  # a call with no ``self`` bound to it
+# Methods of the containers that only store their arguments (no reading of them).
+_STORES_ONLY = frozenset({"append", "appendleft", "insert", "add", "setdefault", "__setitem__",
+                          "get", "pop", "discard", "__delitem__", "__getitem__", "__contains__"})
+# Methods that compare their container's elements with something: they read them through.
+_COMPARES = frozenset({"index", "count", "remove", "__contains__", "sort", "__eq__", "__ne__",
+                       "__lt__", "__le__", "__gt__", "__ge__", "__repr__", "__str__", "copy"})
+# What a C function of a module does with its arguments, by (module, name):
+# "pure" reads nothing shared, "len" reads its argument's size, "read" reads its
+# arguments through; the others are named by what they touch.
+_FUNCTIONS: dict[tuple[str, str], str] = {
+    **{("builtins", n): "pure" for n in (
+        "id", "isinstance", "issubclass", "callable", "vars", "locals", "globals", "iter",
+        "hash", "chr", "ord", "abs", "round", "divmod", "pow", "bin", "oct", "hex")},
+    **{("builtins", n): "read" for n in (
+        "print", "repr", "ascii", "format", "sorted", "sum", "min", "max", "any", "all",
+        "dir")},
+    ("builtins", "len"): "len", ("builtins", "next"): "next",
+    ("builtins", "setattr"): "setattr", ("builtins", "delattr"): "setattr",
+    ("builtins", "getattr"): "getattr", ("builtins", "hasattr"): "getattr",
+    **{("_operator", n): "read" for n in (
+        "add", "sub", "mul", "truediv", "floordiv", "mod", "neg", "pos", "abs", "eq", "ne",
+        "lt", "le", "gt", "ge", "not_", "truth", "is_", "is_not", "and_", "or_", "xor",
+        "concat", "index", "invert", "lshift", "rshift", "matmul", "pow", "contains",
+        "countOf", "indexOf", "length_hint")},
+    **{("_operator", n): "inplace" for n in (
+        "iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "iand", "ior", "ixor",
+        "iconcat", "ilshift", "irshift", "imatmul", "ipow")},
+    ("_operator", "setitem"): "setitem", ("_operator", "delitem"): "setitem",
+    ("_operator", "getitem"): "getitem",
+    ("_functools", "reduce"): "read",
+    **{("math", n): "read" for n in ("floor", "ceil", "sqrt", "fsum", "prod", "isclose",
+                                     "gcd", "lcm", "log", "exp", "fabs", "trunc")},
+}
+# Classes whose construction only reads its arguments through (or not at all: the lazy
+# ones, whose iteration reads, SCHED-41).
+_LAZY = frozenset({map, filter, zip, enumerate, reversed, range, slice, object, property,
+                   staticmethod, classmethod, super, functools.partial})
+_RESULTS_ITERATE = frozenset({"items", "keys", "values"})  # a view of their container
+
+
+def _bind(owner: Any, name: str) -> tuple[Any, Any]:
+    """``(function, self)`` that ``owner.name(...)`` calls, without running user code;
+    ``(_MISSING, _)`` when that cannot be told (a property, a ``__getattr__``)."""
+    if isinstance(owner, types.ModuleType):
+        return owner.__dict__.get(name, _MISSING), _NOBIND
+    raw = _attribute(owner, name)
+    if isinstance(owner, type):
+        if isinstance(raw, classmethod):
+            return raw.__func__, owner
+        return getattr(raw, "__func__", raw) if isinstance(raw, staticmethod) else raw, _NOBIND
+    try:
+        own = object.__getattribute__(owner, "__dict__")
+    except AttributeError:
+        own = None
+    if type(own) is dict and name in own:
+        return own[name], _NOBIND
+    if isinstance(raw, staticmethod):
+        return raw.__func__, _NOBIND
+    if isinstance(raw, classmethod):
+        return raw.__func__, type(owner)
+    if isinstance(raw, (types.FunctionType, types.MethodDescriptorType,
+                        types.WrapperDescriptorType)):
+        return raw, owner
+    return raw, _NOBIND
+
+
+def _calls(fn: Any, bound: Any, pos: tuple[Any, ...] | None, kw: tuple[Any, ...] | None,
+           out: list[Location]) -> bool:
+    """What calling ``fn`` (with ``bound`` as its self) on ``pos`` and ``kw`` touches that
+    the tracer does not see: the user's functions are traced, the modelled library's
+    effects are its synchronisation operations, C functions and methods the tracer
+    knows are named here (SCHED-43); False for any other code (SCHED-42)."""
+    kind = type(fn)
+    if kind is types.MethodType:
+        return _calls(fn.__func__, fn.__self__, pos, kw, out)
+    if kind is types.FunctionType:
+        return _code_kind(fn.__code__) != "foreign"
+    if kind is types.CodeType:  # a function made where it is called (a comprehension's)
+        return _code_kind(fn) != "foreign"
+    if isinstance(fn, functools.partial):
+        return _calls(fn.func, _NOBIND, None if pos is None else (*fn.args, *pos),
+                      (*kw, *fn.keywords.values()) if kw is not None else None, out)
+    if kind is types.BuiltinFunctionType:
+        owner = fn.__self__
+        if owner is None or isinstance(owner, types.ModuleType):
+            return _c_function(getattr(owner, "__name__", "builtins"), fn.__name__, pos, kw, out)
+        return _c_method(owner, fn.__name__, pos, kw, out)
+    if kind in (types.MethodDescriptorType, types.WrapperDescriptorType):
+        if bound is _NOBIND:
+            if not pos:
+                return False
+            bound, pos = pos[0], pos[1:]
+        return _c_method(bound, fn.__name__, pos, kw, out)
+    if kind is types.MethodWrapperType:
+        return _c_method(fn.__self__, fn.__name__, pos, kw, out)
+    if isinstance(fn, type):
+        return _constructs(fn, pos, kw, out)
+    call = _attribute(kind, "__call__")
+    return type(call) is types.FunctionType and _code_kind(call.__code__) != "foreign"
+
+
+def _c_function(module: str, name: str, pos: tuple[Any, ...] | None,
+                kw: tuple[Any, ...] | None, out: list[Location]) -> bool:
+    what = _FUNCTIONS.get((module, name))
+    if what == "pure":
+        return True
+    if what == "read":
+        return _read_all(pos, kw, out)
+    if what is None or not pos:
+        return False
+    target = pos[0]
+    if what == "len":
+        return _item_of(target, ANY, READ, out)
+    if what == "next":
+        return _iterates(target, out)
+    if what in ("setattr", "getattr"):
+        if len(pos) < 2 or type(pos[1]) is not str or target is _MISSING:
+            return False
+        _attr(target, pos[1], WRITE if what == "setattr" else READ, out)
+        return True
+    if what in ("setitem", "getitem"):
+        key = _hashable(pos[1]) if len(pos) > 1 and pos[1] is not _MISSING else ANY
+        return target is not _MISSING and _item_of(
+            target, key, WRITE if what == "setitem" else READ, out)
+    # "inplace": the left operand is changed in place when it is a container
+    return (target is not _MISSING and _item_of(target, ANY, WRITE, out)
+            and _read_all(pos[1:], kw, out))
+
+
+def _c_method(owner: Any, name: str, pos: tuple[Any, ...] | None, kw: tuple[Any, ...] | None,
+              out: list[Location]) -> bool:
+    """A method written in C of ``owner``: a container's, named by what it does to the
+    container (one key, or all of it) and to its arguments; an attribute's ``__setattr__``;
+    a method of an immutable value reads its arguments; one of a user's object reaches
+    it by identity."""
+    if owner is _MISSING:
+        return False
+    if name in ("__setattr__", "__delattr__", "__getattribute__"):
+        if not pos or type(pos[0]) is not str:
+            return False
+        _attr(owner, pos[0], READ if name == "__getattribute__" else WRITE, out)
+        return True
+    what = _kind_of_type(type(owner))
+    if what == "container":
+        access = WRITE if name in _MUTATORS else READ
+        key = ANY
+        if name in _KEYED_METHODS and pos and pos[0] is not _MISSING:
+            key = _hashable(pos[0])
+        if name in _COMPARES and not _read(owner, out, set()):
+            return False
+        out.append((id(owner), key, owner, access))
+        return name in _STORES_ONLY or _read_all(pos, kw, out)
+    if what == "atom":
+        return _read_all(pos, kw, out)
+    return what == "user" and name not in ("__init__", "__new__")
+
+
+def _constructs(cls: type, pos: tuple[Any, ...] | None, kw: tuple[Any, ...] | None,
+                out: list[Location]) -> bool:
+    """``cls(...)``: what its ``__new__`` and ``__init__`` run (a builtin container or value
+    reads its arguments through, a lazy one reads when iterated)."""
+    if cls in _LAZY or issubclass(cls, BaseException):
+        return True
+    if cls in _ATOMS or cls in _CONTAINER_TYPES:
+        return _read_all(pos, kw, out)
+    call = _attribute(type(cls), "__call__")
+    if call is not _attribute(type, "__call__"):
+        return _calls(call, cls, pos, kw, out)  # a metaclass's
+    for name in ("__new__", "__init__"):
+        for klass in cls.__mro__:
+            if name in klass.__dict__:
+                break
+        if klass is object:
+            continue
+        impl = klass.__dict__[name]
+        impl = getattr(impl, "__func__", impl)
+        if type(impl) is types.FunctionType:
+            if _code_kind(impl.__code__) == "foreign":
+                return False
+        elif klass in _ATOMS or klass in _CONTAINER_TYPES:
+            if not _read_all(pos, kw, out):
+                return False
+        else:
+            return False
+    return True
+
+
+def _result_iterates(fn: Any, bound: Any, pos: tuple[Any, ...] | None) -> Any:
+    """What iterating the result of ``fn(*pos)`` reads, as the values to iterate (each
+    read with ``_iterates``), for the calls whose result a loop commonly goes over; None
+    when it is not known."""
+    if id(fn) in _FRESH:
+        return ()  # nothing shared: a range or a new object
+    if id(fn) in _OVER_ARGUMENTS and pos is not None:
+        return tuple(v for v in pos if not callable(v) or isinstance(v, CONTAINERS))
+    name = getattr(fn, "__name__", None)
+    if name in _RESULTS_ITERATE and bound is not _NOBIND and _kind_of_type(type(bound)) == "container":
+        return (bound,)
+    return None
+
+
+_FRESH = frozenset(map(id, (range, sorted, list, tuple, set, frozenset, dict, str)))
+_OVER_ARGUMENTS = frozenset(map(id, (enumerate, reversed, iter, zip, map, filter)))
+
+
+class _Iterates(tuple):  # type: ignore[type-arg]
+    """The values a loop over a call's result reads at each step (``_result_iterates``)."""
+
+
+# -- the accesses of each kind of site that needs more than an operand -----------
+
+def _frame_key(frame: Frame, offset: Any) -> tuple[int, Any]:
+    return id(frame.frame), offset
+
+
+def _load_method(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+    """A method's load: no access; its object, for the call (SCHED-41)."""
+    pending.loaded[_frame_key(frame, site.key)] = frame.value(site.owner)
+    return True
+
+
+def _call(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+    """A call, once its arguments are evaluated: what it touches (SCHED-41, SCHED-43), or
+    False when it runs code whose accesses cannot be named (SCHED-42)."""
+    callee = site.owner
+    pos_exprs, kw_exprs, offset = site.key
+    if isinstance(callee, tuple) and callee[0] == "method":
+        owner = pending.loaded.pop(_frame_key(frame, callee[3]), _MISSING)
+        if owner is _MISSING:
+            owner = frame.value(callee[1])
+        if owner is not _MISSING:
+            fn, bound = _bind(owner, callee[2])
+        else:
+            fn, bound = _method_of_result(callee[1], callee[2], frame, pending), _NOBIND
+    elif isinstance(callee, tuple) and callee[0] == "global" and len(callee) > 2:
+        fn = pending.loaded.pop(_frame_key(frame, callee[2]), _MISSING)
+        fn, bound = frame.value(callee) if fn is _MISSING else fn, _NOBIND
+    else:
+        fn, bound = frame.value(callee), _NOBIND
+    if fn is _MISSING:
+        return False
+    pos = kw = None
+    if pos_exprs is not None:
+        pos = tuple(_operand(e, frame, pending) for e in pos_exprs)
+        kw = tuple(_operand(e, frame, pending) for e in kw_exprs)
+    iterates = _result_iterates(fn, bound, pos)
+    if iterates is not None:
+        pending.loaded[_frame_key(frame, ("result", offset))] = _Iterates(iterates)
+    elif isinstance(fn, type) and _modelled_class(fn):
+        pending.loaded[_frame_key(frame, ("result", offset))] = _Made(fn)
+    return _calls(fn, bound, pos, kw, out)
+
+
+def _operand(expr: Any, frame: Frame, pending: Pending) -> Any:
+    """An argument's value: a global's is what its load loaded."""
+    if isinstance(expr, tuple) and expr[0] == "global" and len(expr) > 2:
+        return pending.loaded.get(_frame_key(frame, expr[2]), _MISSING)
+    return frame.value(expr)
+
+
+class _Made(tuple):  # type: ignore[type-arg]
+    """A call's result that is a new object of a modelled class (``_modelled_class``)."""
+
+    def __new__(cls, kind: type) -> _Made:
+        return super().__new__(cls, (kind,))
+
+
+def _modelled_class(kind: type) -> bool:
+    """A class of the synchronisation library (``threading.Thread``, a Timer): what its
+    instances' methods are is its own (its ``__init__`` sets no attribute that hides one)."""
+    init = _attribute(kind, "__init__")
+    code = getattr(init, "__code__", None)
+    return (code is not None and _code_kind(code) == "modelled"
+            and _attribute(kind, "__new__") is object.__new__)
+
+
+def _method_of_result(expr: Any, name: str, frame: Frame, pending: Pending) -> Any:
+    """``f(...).name``, where ``f(...)`` made an object of a modelled class: the method."""
+    if not (isinstance(expr, tuple) and expr[0] == "result"):
+        return _MISSING
+    made = pending.loaded.pop(_frame_key(frame, expr), None)
+    if type(made) is not _Made:
+        return _MISSING
+    raw = _attribute(made[0], name)
+    return raw if type(raw) is types.FunctionType else _MISSING
+
+
+def _enter(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+    """``with obj:``: ``obj.__enter__()`` runs now, ``__exit__`` at the block's end."""
+    expr = site.owner
+    ways = expr[1:] if isinstance(expr, tuple) and expr[0] == _EITHER else (expr,)
+    owners = tuple(frame.value(way) for way in ways)
+    pending.entered.setdefault(id(frame.frame), []).append(owners)
+    return _special(owners, "__enter__", out)
+
+
+def _exit(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+    entered = pending.entered.get(id(frame.frame))
+    return bool(entered) and _special(entered.pop(), "__exit__", out)
+
+
+def _special(owners: tuple[Any, ...], name: str, out: list[Location]) -> bool:
+    """What calling special method ``name`` of one of ``owners`` touches."""
+    args = (None, None, None) if name == "__exit__" else ()
+    return all(owner is not _MISSING and _calls(*_bind_special(owner, name), args, (), out)
+               for owner in owners)
+
+
+def _bind_special(owner: Any, name: str) -> tuple[Any, Any]:
+    """A special method, which Python looks up on the type."""
+    raw = _attribute(type(owner), name)
+    if type(raw) is types.FunctionType or isinstance(raw, (types.MethodDescriptorType,
+                                                            types.WrapperDescriptorType)):
+        return raw, owner
+    return _MISSING, _NOBIND
+
+
+def _get_iter(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+    """A loop's ``iter()``: no access (the loop's steps read, SCHED-41); what it goes over."""
+    owner = site.owner
+    if isinstance(owner, tuple) and owner[0] == "result":
+        value = pending.loaded.pop(_frame_key(frame, owner), _MISSING)
+    else:
+        value = frame.value(owner)
+    pending.loaded[_frame_key(frame, site.key)] = value
+    return True
+
+
+def _next(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+    """A loop's step: it reads what the loop goes over (SCHED-41)."""
+    owner = site.owner
+    if owner[0] == "iterated":
+        value = pending.loaded.get(_frame_key(frame, owner[1]), _MISSING)
+    else:
+        value = frame.value(owner)
+    if value is _MISSING:
+        return False
+    if type(value) is _Iterates:
+        return all(_iterates(v, out) for v in value)
+    return _iterates(value, out)
+
+
+_RUNTIME = {"call": _call, "exit": _exit, "with": _enter, "method": _load_method,
+            "iter": _get_iter, "next": _next}
 
 
 def owner_name(owner: Any) -> str | None:

@@ -24,24 +24,26 @@ from __future__ import annotations
 
 import _thread
 import dis
-import os
 import queue
 import sys
-import sysconfig
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 from coordkit import sync
 from coordkit.engine.accesses import (
+    UNNAMED,
     CodeCache,
     Frame,
+    Pending,
     Site,
+    _user_code_cache,
     access_sites,
-    location_of,
+    is_user_code,
+    locations,
     seen_instructions,
 )
-from coordkit.engine.points import READ
+from coordkit.engine.points import ANY, READ, WRITE
 from coordkit.engine.races import format_stack
 from coordkit.engine.runtime import current_execution
 
@@ -50,29 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SWITCHES", "Tracer", "is_user_code", "unavailable"]
 
-_LIBRARY_ROOTS = tuple(
-    os.path.realpath(p) + os.sep
-    for p in {
-        sysconfig.get_paths()["stdlib"],
-        sysconfig.get_paths()["platstdlib"],
-        sysconfig.get_paths()["purelib"],
-        sysconfig.get_paths()["platlib"],
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # coordkit itself
-    }
-)
-_user_code_cache = CodeCache()  # id(code) -> is_user_code(code)
 STACK_DEPTH = 3  # frames of the user's code kept for each side of a race
-
-
-def is_user_code(code: Any) -> bool:
-    """True for code the user wrote (not the stdlib, installed packages or coordkit)."""
-    known: bool | None = _user_code_cache.get(id(code))
-    if known is None:
-        fn = code.co_filename
-        # "<string>" and friends are generated code (dataclass methods, namedtuples).
-        known = _user_code_cache.put(
-            code, not fn.startswith("<") and not os.path.realpath(fn).startswith(_LIBRARY_ROOTS))
-    return known
 
 
 # Writes that another thread can see: everything but STORE_FAST and friends (locals).
@@ -132,20 +112,42 @@ def _stack(frame: Any) -> tuple[tuple[str, int, str], ...]:
 
 
 def _access(ex: Execution, site: Site, frame: Any) -> None:
-    """Hand the access at ``site`` to the run, if the location can be named; warn (once per
-    site and run) when it uses something the run does not control."""
+    """Hand the accesses at ``site`` to the run; where they cannot be named, the step
+    depends on everything (SCHED-42).  Warn (once per site and run) when the site uses
+    something the run does not control."""
     named = Frame(frame)
-    if site.kind in _ESCAPE_KINDS and site.site_key not in ex.tracer.checked:
-        ex.tracer.checked.add(site.site_key)
+    tracer = ex.tracer
+    if site.kind in _ESCAPE_KINDS and site.site_key not in tracer.checked:
+        tracer.checked.add(site.site_key)
         escape = _escape(site, named)
         if escape is not None:
             stack = format_stack(_stack(frame))
             ex.warn(escape.format(where=stack[0] if stack else "?"))
-    where = location_of(site, named)
-    if where is not None:
-        owner, field, keep = where
-        # Only a race report shows the stack; footprints alone do not need it.
-        ex.access(owner, field, keep, site, _stack(frame) if ex.races is not None else ())
+    try:
+        found = locations(site, named, tracer.pending)
+    except RecursionError:  # (the user's code at its depth limit): what it touched is unknown
+        found = UNNAMED
+    if found is UNNAMED:
+        _depends_on_everything(ex, site)
+        return
+    if not found:
+        return
+    # Only a race report shows the stack; footprints alone do not need it.
+    stack = _stack(frame) if ex.races is not None else ()
+    for owner, field, keep, access in found:
+        ex.access(owner, field, keep, site if access == site.access else
+                  site._replace(access=access), stack)
+
+
+def _depends_on_everything(ex: Execution, site: Site) -> None:
+    """The running step touched what cannot be named: an ``ANY`` effect (SCHED-31), once
+    per step."""
+    recorder, task = ex.recorder, ex.current
+    if recorder is None or task is None or ex.killing or task.step is None:
+        return
+    footprint = task.step.footprint
+    if not footprint or footprint[-1].obj != ANY:
+        recorder.effect(task, ANY, site.name or site.kind, WRITE)
 
 
 # What a run cannot control when the program uses it: the real clock (a function bound
@@ -209,7 +211,7 @@ def _sync_name(obj: Any) -> str:
 class Tracer:
     """What one run traces (see the module's docstring)."""
 
-    __slots__ = ("_offsets", "accesses", "checked", "lines", "racing")
+    __slots__ = ("_offsets", "accesses", "checked", "lines", "pending", "racing")
 
     def __init__(self, *, lines: bool = False, accesses: bool = False,
                  racing: frozenset[int] = frozenset()) -> None:
@@ -218,6 +220,7 @@ class Tracer:
         self.racing = racing if SWITCHES else frozenset()
         self._offsets = CodeCache()
         self.checked: set[int] = set()  # sites checked for escapes (see _escape)
+        self.pending = Pending()  # what one instruction leaves for a later one
 
     def offsets(self, code: Any) -> frozenset[int]:
         """The byte offsets of ``code`` at which this tracer acts."""

@@ -852,6 +852,137 @@ def timed_join_without_preemption():
     t.join(timeout=0.5)
     seen.append(t.is_alive())
     gate.set()
+
+
+# --- issue 30, tracer (mechanisms 1, 5) ---
+# Accesses made by a call, recorded in the step in which the call happens (SCHED-41);
+# accesses made in C that the tracer cannot name make the step depend on everything
+# (SCHED-42); the ones it models are named precisely (SCHED-43, SCHED-44).
+import bisect  # noqa: E402
+import functools  # noqa: E402
+import operator  # noqa: E402
+import random  # noqa: E402
+
+
+class _Box:
+    a = 0
+
+
+def append_of_a_point():
+    """The append happens in the step of ``is_set`` (its argument's point), not before:
+    recorded before, it would race with ``b``'s read of ``box.a`` only."""
+    box, log, ev = _Box(), [], threading.Event()
+
+    def a():
+        box.a = 1
+        log.append(ev.is_set())
+
+    def b():
+        log.append(box.a)
+
+    _run(a, b)
+    report(tuple(log))
+
+
+def insert_of_a_point():
+    box, log, ev = _Box(), [], threading.Event()
+
+    def a():
+        box.a = 1
+        log.insert(0, ev.is_set())
+
+    def b():
+        log.insert(0, box.a)
+
+    _run(a, b)
+    report(tuple(log))
+
+
+def extend_of_a_point():
+    box, log, ev = _Box(), [], threading.Event()
+
+    def a():
+        box.a = 1
+        log.extend([ev.is_set()])
+
+    def b():
+        log.extend([box.a])
+
+    _run(a, b)
+    report(tuple(log))
+
+
+def setattr_between_points():
+    """Two writes made in C (``setattr``), each in a thread's only step."""
+    box = _Box()
+    _run(lambda: setattr(box, "a", 1), lambda: setattr(box, "a", 2))
+    report(box.a)
+
+
+TRACER_PROGRAMS = [append_of_a_point, insert_of_a_point, extend_of_a_point,
+                   setattr_between_points]
+
+
+def _beside(other):
+    """Run ``other`` in a thread beside the caller's next line: few lines, few points."""
+    t = threading.Thread(target=other)
+    t.start()
+    return t
+
+
+def line_setattr():
+    box = _Box()
+    t = _beside(lambda: setattr(box, "a", 1))
+    setattr(box, "a", 2)  # noqa: B010 (the shape tested)
+    t.join()
+    report(box.a)
+
+
+def line_getattr_vs_setattr():
+    box = _Box()
+    t = _beside(lambda: setattr(box, "a", 1))
+    seen = getattr(box, "a")  # noqa: B009 (the shape tested)
+    t.join()
+    report(seen)
+
+
+def line_delattr_vs_getattr():
+    box = _Box()
+    box.a = 1
+    t = _beside(lambda: delattr(box, "a"))
+    seen = getattr(box, "a")  # noqa: B009 (the shape tested)
+    t.join()
+    report(seen)
+
+
+def line_operator_setitem():
+    box = {"v": 0}
+    t = _beside(lambda: operator.setitem(box, "v", 1))
+    operator.setitem(box, "v", 2)
+    t.join()
+    report(box["v"])
+
+
+def line_vars_item():
+    box = _Box()
+    t = _beside(lambda: vars(box).__setitem__("a", 1))
+    box.a = 2
+    t.join()
+    report(box.a)
+
+
+def line_unbound_dict_update():
+    box = {"v": 0}
+    t = _beside(lambda: dict.update(box, v=1))
+    box["v"] = 2
+    t.join()
+    report(box["v"])
+
+
+def line_sorted_vs_append():
+    log = [2]
+    t = _beside(lambda: list.append(log, 1))
+    seen = sorted(log)
     t.join()
     report(tuple(seen))
 
@@ -948,3 +1079,65 @@ RULE_PROGRAMS = [
 RULE_PROGRAMS_AT_LINE = [two_polls_then_a_join]
 # Whose schedule with no preemption DPOR's bound-0 level pruned (SCHED-34, SCHED-46).
 RULE_PROGRAMS_AT_BOUND_ZERO = [timed_join_without_preemption, joined_around_a_start]
+
+
+def line_reduce_vs_extend():
+    log = [1]
+    t = _beside(lambda: log.extend([2]))
+    seen = functools.reduce(operator.add, log)
+    t.join()
+    report(seen)
+
+
+def line_map_vs_setitem():
+    log = [1]
+    t = _beside(lambda: log.__setitem__(0, 2))
+    seen = list(map(str, log))
+    t.join()
+    report(tuple(seen))
+
+
+def line_loop_vs_insert():
+    """A loop reads its list at each of its steps, not once at ``iter()``."""
+    log, seen = [1], []
+    t = _beside(lambda: log.insert(0, 0))
+    for x in log:
+        seen.append(x)
+    t.join()
+    report(tuple(seen))
+
+
+def line_read_through_an_item():
+    """Operands reached through a subscript (the shapes campaign's U0)."""
+    seens = [[], []]
+    t = _beside(lambda: seens[1].append(1))
+    seen = tuple(seens[1])
+    t.join()
+    report(seen)
+
+
+def line_insort_vs_append():
+    """A C function the tracer does not know (``bisect.insort``): the step depends on
+    everything."""
+    log = [1]
+    t = _beside(lambda: bisect.insort(log, 3))
+    log.append(2)
+    t.join()
+    report(tuple(log))
+
+
+def line_shuffle_vs_read():
+    """Library code the tracer does not trace (``random.Random.shuffle``, Python in the
+    stdlib): the step depends on everything."""
+    log = [1, 2]
+    t = _beside(lambda: random.Random(1).shuffle(log))
+    seen = log[0]
+    t.join()
+    report(seen)
+
+
+TRACER_LINE_PROGRAMS = [line_setattr, line_getattr_vs_setattr, line_delattr_vs_getattr,
+                        line_operator_setitem, line_vars_item, line_unbound_dict_update,
+                        line_sorted_vs_append, line_reduce_vs_extend, line_map_vs_setitem,
+                        line_loop_vs_insert, line_read_through_an_item, line_insort_vs_append,
+                        line_shuffle_vs_read]

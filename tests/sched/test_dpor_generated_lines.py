@@ -8,7 +8,10 @@ object's attribute, a list), a lock and an Event, written to a file and imported
 that every line is the user's and a scheduling point.  This is where footprints come
 from the memory tracer (SCHED-30): a lost update, a read between two writes, a write
 under a lock read without it.  The set of outcomes of DPOR's unbounded level must equal
-that of the unreduced search.
+that of the unreduced search.  Some lines make their accesses in C (``setattr``,
+``operator.setitem``, a container's method, ``sorted``, ``bisect.insort``, which the
+tracer does not know) or in a call whose argument is a scheduling point (SCHED-41,
+SCHED-42, SCHED-43, SCHED-44).
 """
 
 from __future__ import annotations
@@ -37,9 +40,21 @@ LINES = {
     "set": "ev.set()",
     "is_set": "seen.append(ev.is_set())",
     "wait": "seen.append(ev.wait(0.1))",
+    # Made by a call whose argument is a scheduling point (SCHED-41), or in C (SCHED-42..44).
+    "append_is_set": "log.append(ev.is_set())",
+    "setattr": "setattr(obj, 'a', {k})",
+    "getattr": "seen.append(getattr(obj, 'a'))",
+    "vars_write": "vars(obj)['a'] = {k}",
+    "setitem": "operator.setitem(box, 'v', {k})",
+    "update": "box.update(v={k})",
+    "extend": "log.extend([{k}])",
+    "sorted": "seen.append(tuple(sorted(log)))",
+    "insort": "bisect.insort(log, {k})",
 }
 
 _HEADER = '''\
+import bisect
+import operator
 import threading
 
 from tests.sched.dpor_oracle import report
