@@ -176,21 +176,24 @@ def _accesses_in_c(plan: Plan, granularity: str, missed: set) -> bool:
     return any(op[0] in ("setattr", "getattr") for spec in plan.threads for op in spec.ops)
 
 
-def _joins_a_polling_thread_before_its_start(plan: Plan, granularity: str, missed: set) -> bool:
-    """Found by this generator after the rules of issue 30's mechanisms 2-4 (findings
-    V3, V5): a thread joins thread j, which another thread starts and which polls (a
-    zero timeout, a Timer of interval 0); the join of j before its start raises
-    RuntimeError, but the join is ordered after j's end ("only lets proceed")."""
+_PLAIN = frozenset({"write", "incr", "read", "attr_write", "attr_read", "setattr", "getattr",
+                    "update", "dict_get", "extend", "len", "make_lock"})
+
+
+def _joins_before_another_threads_start(plan: Plan, granularity: str, missed: set) -> bool:
+    """Found by this generator once issue 30's five mechanisms were fixed (findings W1):
+    a thread joins thread j, which another thread starts and which then takes a step of
+    its own (a scheduling point, or a Timer's wait); DFS picks the other thread first,
+    taking the join to wait, but a join before the start raises RuntimeError, and no
+    race brings it back: the join is ordered after j's end ("only lets proceed")."""
     starters = _starters(plan)
     joins = [(0, j) for j in plan.joins] + [
         (k, op[1]) for k, spec in enumerate(plan.threads) for op in spec.ops if op[0] == "join"]
 
-    def polls(spec: Spec) -> bool:
-        return (spec.kind == "timer" and spec.interval == 0) or any(
-            (op[0] in shapes.TIMED and op[-1] == 0) or op[0] in ("trylock", "sem_try")
-            for op in spec.ops)
+    def steps(spec: Spec) -> bool:
+        return spec.kind == "timer" or any(op[0] not in _PLAIN for op in spec.ops)
 
-    return any(starters.get(j) not in (None, k) and polls(plan.threads[j]) for k, j in joins)
+    return any(starters.get(j) not in (None, k) and steps(plan.threads[j]) for k, j in joins)
 
 
 def _polls_past_a_parked_join(plan: Plan, granularity: str, missed: set) -> bool:
@@ -204,26 +207,24 @@ def _polls_past_a_parked_join(plan: Plan, granularity: str, missed: set) -> bool
     return polls and joins
 
 
-# The differences this branch state does not fix yet, each a named shape (issue 30's
-# mechanisms): a plan of one of these shapes may differ; every other plan must agree,
-# and a plan of these shapes that agrees still counts.  Empty once the fixes are merged.
 def _raises_in_the_runtime(plan: Plan, granularity: str, missed: set) -> bool:
     """Issue 30's runtime bug: ``is_alive()`` or ``join()`` racing another thread's
     ``start()`` raises ``AssertionError`` in ``threading._wait_for_tstate_lock``."""
     return ("failed", "exception", "AssertionError") in missed
 
 
-# Fixed by the merged rules (branch dporrules), kept to name the shapes:
+# Fixed by the merged branches (dporrules: 2, 3, 4 and the runtime bug; tracer: 1 and
+# 5), kept to name the shapes the generator must still draw:
 FIXED: dict[str, Callable[[Plan, str, set], bool]] = {
     "runtime AssertionError": _raises_in_the_runtime,
+    "mechanism 1": _appends_a_point,
     "mechanism 2": _polls_past_a_parked_join,
     "mechanism 3": _waits_zero_after_a_release,
     "mechanism 4": _observes_unordered_start,
+    "mechanism 5": _accesses_in_c,
 }
 UNFIXED: dict[str, Callable[[Plan, str, set], bool]] = {
-    "mechanism 1": _appends_a_point,
-    "mechanism 5": _accesses_in_c,
-    "join of a polling thread before its start": _joins_a_polling_thread_before_its_start,
+    "join before another thread's start": _joins_before_another_threads_start,
 }
 
 
