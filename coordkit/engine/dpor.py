@@ -18,9 +18,11 @@ later, which the step that resumes it does.  For the same reason a thread's end 
 race with a join of it, nor an Event's set with a wait, nor a lock's release with a
 blocking acquire (``points.lets_proceed``), when the later step does that operation
 before anything but joins of ended threads and would have waited (it records no
-``try``); the later step still races with the write the earlier one replaced (the
-thread's start, the Event's clear: SCHED-47).  A step that depends on everything is
-ordered after each thread's latest step that is no stutter (SCHED-45).
+``try``); the later step still races with what the stutter it would have been
+conflicts with: the writes of what it waits for (the one the earlier step replaced: the
+thread's start, the Event's clear) and a step that depends on everything (SCHED-47).
+A step that depends on everything is ordered after each thread's latest step that is no
+stutter (SCHED-45).
 Two acquires of one lock race even when ordered through the release between them,
 so that the other order of the two critical sections is tried (as Nidhugg orders
 mutex locks).  ``initials(i, j)`` is the set of threads that can
@@ -154,13 +156,11 @@ class HappensBefore:
         if find_races:
             start = len(self.races)
             candidates = {i for i in deps - enablers if not self.stutter[i]}
-            let_proceed, replaced = self._let_proceed(step, footprint, candidates, last_t)
+            let_proceed, as_stutter = self._let_proceed(step, footprint, candidates, last_t)
             if let_proceed:
                 candidates -= let_proceed
-                # Ordered before ``j`` through a step that only let it proceed: not through
-                # anything ``j`` could not have gone before.
-                self._races_into(j, replaced, preds - let_proceed)
-            self._races_into(j, candidates - replaced, preds)
+                self._races_into(j, as_stutter, preds - let_proceed)
+            self._races_into(j, candidates - as_stutter, preds)
             self._lock_races(j, acquired, start)
         for lock in acquired:
             _set(self._last_acquire, lock, j, changes)
@@ -184,37 +184,41 @@ class HappensBefore:
 
     def _let_proceed(self, step: Step, footprint: list[Effect], candidates: set[int],
                      last_t: int) -> tuple[AbstractSet[int], AbstractSet[int]]:
-        """The ``candidates`` that only let ``step`` proceed (SCHED-32), and the writes they
-        replaced on the objects ``step`` touches (less those ordered before ``last_t``, its
-        thread's previous step).  Run before one of the former, ``step`` would have waited
-        (the precondition ``_only_lets_proceed`` checks), which is no race; run before
-        the write it replaced, it would have seen that write's state instead (a thread not
-        started, an Event cleared), and would not have waited: a race, which the step
-        that let it proceed does not hide (SCHED-47)."""
+        """The ``candidates`` that only let ``step`` proceed (SCHED-32), and the steps that
+        race with ``step`` unless a step other than those orders them (SCHED-47).
+
+        Run before one of the former, ``step`` would have waited (the precondition
+        ``_only_lets_proceed`` checks): no race.  It would have been a stutter, a read of
+        what it waits for (``_waiting_objects``), which conflicts with each write of that
+        before it: the latest, the ones the former replaced (before which it would not
+        have waited: a thread not started, an Event cleared), and a step that depends on
+        everything.  Less those ordered before ``last_t``, its thread's previous step."""
         steps = self.steps
         if not any(e.op in PROCEEDING for e in footprint):
             return _NONE, _NONE
         todo = [i for i in candidates if _only_lets_proceed(steps[i], step)]
         if not todo:
             return _NONE, _NONE
-        let: set[int] = set()
-        replaced: set[int] = set()
-        mine = {e.obj for e in footprint}
+        waiting = _waiting_objects(footprint)
         writer = self._writer
+        conflicting = {writer[obj] for obj in waiting if obj in writer}
+        conflicting.add(self._last_any)
+        let: set[int] = set()
         while todo:
             i = todo.pop()
             let.add(i)
             for container, obj, before in self._undo[i]:  # the writes ``i`` replaced
-                if container is writer and obj in mine and before is not _MISSING and (
-                        before not in let and before not in replaced):
-                    replaced.add(before)
+                if container is writer and obj in waiting and before is not _MISSING and (
+                        before not in let and before not in conflicting):
+                    conflicting.add(before)
                     if _only_lets_proceed(steps[before], step):
                         todo.append(before)
-        replaced -= let
-        if last_t >= 0 and replaced:
-            mine_clock, tid, pos = self.clock[last_t], self.tid, self.pos
-            replaced = {w for w in replaced if mine_clock[tid[w]] < pos[w]}
-        return let, replaced
+        conflicting -= let
+        conflicting.discard(-1)
+        mine = self.clock[last_t] if last_t >= 0 else None
+        tid, pos, stutter = self.tid, self.pos, self.stutter
+        return let, {w for w in conflicting if not stutter[w] and (
+            mine is None or mine[tid[w]] < pos[w])}
 
     def _merge_clock(self, t: int, n: int, deps: set[int], last_t: int) -> set[int]:
         """Append the clock of a step of thread ``t`` (its ``n``-th) that conflicts with
@@ -345,6 +349,18 @@ def _only_lets_proceed(earlier: Step, later: Step) -> bool:
         if e.op != "join":
             return False
     return False
+
+
+def _waiting_objects(footprint: list[Effect]) -> set[str]:
+    """The objects of the operation a step that may have been let proceed opens with, and
+    of the joins of ended threads before it: what it would have read, had it only begun
+    to wait."""
+    objs = set()
+    for e in footprint:
+        if e.op not in PROCEEDING:
+            break
+        objs.add(e.obj)
+    return objs
 
 
 def _as_read(footprint: list[Effect]) -> list[Effect]:

@@ -71,9 +71,14 @@ def _thread_start(self: threading.Thread) -> None:
         return
     if not self._initialized:  # type: ignore[attr-defined]
         raise RuntimeError("thread.__init__() not called")
-    if self.__dict__.get("_ck_task") is not None:
-        raise RuntimeError("threads can only be started once")
     ex.point("start", f"T{len(ex.tasks)}")  # the thread about to be made
+    # Whether it was started is read at the point, in the start's step: another thread
+    # may start it while this one stands there, and a thread runs once (SCHED-48).
+    task = self.__dict__.get("_ck_task")
+    if task is not None or not _not_started(self):
+        if task is not None:
+            ex.observed(task.label, "is_alive")
+        raise RuntimeError("threads can only be started once")
     task = ex.spawn(self._ck_run, self.name, self.daemon, thread=self)
     self._ck_task = task  # type: ignore[attr-defined]
     # What Thread._bootstrap_inner sets before run(): identity, and "started" (so that a

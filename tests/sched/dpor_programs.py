@@ -1065,6 +1065,25 @@ def join_of_a_thread_another_starts():
     report(tuple(seen))
 
 
+def join_of_a_timer_another_starts():
+    """SCHED-47 (the shape generator's V3): T1 starts a Timer of interval 0 (its wait
+    polls: a step that depends on everything) while the main thread joins the Timer.  The
+    Timer's end only lets the join proceed; the poll before it, and T1's start before
+    that, were ordered before the join through the end, though the join, run before the
+    end, would have been a stutter conflicting with both: before the start it raises."""
+    seen = []
+    timer = threading.Timer(0.0, lambda: None)
+    t1 = threading.Thread(target=timer.start)
+    t1.start()
+    try:
+        timer.join()
+        seen.append("joined")
+    except RuntimeError:
+        seen.append("not started")
+    t1.join()
+    report(tuple(seen))
+
+
 joined_around_a_start = _observe_before_start(_joined)
 ident_is_none_around_a_start = _observe_before_start(_ident_is_none)
 is_alive_around_a_start = _observe_before_start(_is_alive)
@@ -1073,7 +1092,7 @@ made_daemon_around_a_start = _observe_before_start(_made_daemon)
 RULE_PROGRAMS = [
     poll_after_a_stutter, event_wait_zero_before_the_set, wait_before_the_clear,
     joined_around_a_start, ident_is_none_around_a_start, is_alive_around_a_start,
-    made_daemon_around_a_start, join_of_a_thread_another_starts,
+    made_daemon_around_a_start, join_of_a_thread_another_starts, join_of_a_timer_another_starts,
 ]
 # At line granularity (where the generator found it: at sync its steps differ).
 RULE_PROGRAMS_AT_LINE = [two_polls_then_a_join]

@@ -56,3 +56,33 @@ def test_a_start_is_seen_whole(look, before, after):
         assert seen == {before, after}
     else:
         assert before in seen and seen <= {before, after}
+
+
+def test_a_thread_started_by_two_threads_at_once_runs_once():
+    """SCHED-48: two threads start one thread; whether it was started is read at the
+    start's scheduling point, so in every schedule one start makes it run (once) and the
+    other raises ``RuntimeError("threads can only be started once")``; never a second
+    run of its ``run()`` (an ``AttributeError`` for its deleted ``_target``)."""
+    seen: set = set()
+
+    def program():
+        runs, errors = [], []
+        t = threading.Thread(target=lambda: runs.append(1))
+
+        def start():
+            try:
+                t.start()
+            except RuntimeError as exc:
+                errors.append(str(exc))
+
+        other = threading.Thread(target=start)
+        other.start()
+        start()
+        other.join()
+        t.join()
+        seen.add((len(runs), tuple(errors)))
+
+    result = coordkit.explore(program, strategy="dfs", max_preemptions=3, max_schedules=5_000)
+    assert result.ok, result.failure
+    assert result.exhausted
+    assert seen == {(1, ("threads can only be started once",))}
