@@ -7,7 +7,8 @@ what it is (a thread, a daemon, a ``threading.Timer``), who makes its ``Thread``
 starts it and between which operations, and what it runs; the main thread ends by
 joining a subset of the others and reporting.  The operations observe threads not yet
 started, running or ended (``is_alive``, ``ident``, ``join`` without a timeout and with
-0 or a small one, ``enumerate``, ``active_count``), cancel Timers, make objects inside
+0 or a small one, ``enumerate``, ``active_count``), start a thread a second time (which
+raises, or starts it when it races the first start), cancel Timers, make objects inside
 threads, wait with zero and small timeouts on every primitive, and touch plain shared
 state directly and from C (``setattr``/``getattr``, ``dict.update``, ``list.extend``, a
 list ``append`` whose argument is itself a scheduling point).
@@ -46,6 +47,7 @@ OPS: dict[str, str] = {
     "enumerate": "seen.append(tuple(t in threading.enumerate() for t in threads))",
     "active_count": "seen.append(threading.active_count())",
     "cancel": "threads[{j}] and threads[{j}].cancel()",
+    "start_again": "threads[{j}] and threads[{j}].start()",  # a second start raises
     # a lock, tried, timed or blocking; a lock made inside a thread
     "lock": "if lock.acquire(timeout={t}): log.append({k}); lock.release()",
     "trylock": "if lock.acquire(blocking=False): log.append({k}); lock.release()",
@@ -81,7 +83,7 @@ OPS: dict[str, str] = {
     "extend": "log.extend([{k}])",
     "len": "seen.append(len(log))",
 }
-TARGETED = frozenset({"alive", "ident", "join", "cancel"})
+TARGETED = frozenset({"alive", "ident", "join", "cancel", "start_again"})
 TIMED = {  # the timeouts an operation is drawn with (None: wait without one)
     "join": (None, 0, T), "lock": (0, T, -1), "use_lock": (0, T), "wait": (None, 0, T),
     "cwait": (0, T), "sem_acquire": (0, T), "put": (0, T), "get": (0, T), "sleep": (0, T),

@@ -85,7 +85,7 @@ def test_the_generator_makes_the_shapes_it_claims():
         seen = _drawn(granularity)
         wanted = {"started by another thread", "started between operations", "thread", "daemon",
                   "timer", "made by main", "made by starter", "never started", "alive", "ident",
-                  "join", "cancel", "enumerate", "active_count", "timeout 0", "timeout None",
+                  "join", "cancel", "start_again", "enumerate", "active_count", "timeout 0", "timeout None",
                   f"timeout {shapes.T}", "setattr", "getattr", "update", "extend",
                   "append_is_set", "make_lock", "joins of a subset"}
         # A generator that cannot make a shape cannot vouch for it: issue 30's shapes
