@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from coordkit.engine.points import ANY, PROCEEDING, READ, WRITE, Effect, Step, lets_proceed, stutters
+from coordkit.engine.points import ANY, PROCEEDING, READ, STOPS, WRITE, Effect, Step, lets_proceed, stutters
 
 __all__ = ["HappensBefore"]
 
@@ -159,7 +159,10 @@ class HappensBefore:
             let_proceed, as_stutter = self._let_proceed(step, footprint, candidates, last_t)
             if let_proceed:
                 candidates -= let_proceed
-                self._races_into(j, as_stutter, preds - let_proceed)
+                # Ordered as the stutter would have been: after its thread's previous
+                # step and what it conflicts with, not after what ``j`` did once it
+                # proceeded (a read of what the joined thread wrote).
+                self._races_into(j, as_stutter, as_stutter | {last_t} if last_t >= 0 else as_stutter)
             self._races_into(j, candidates - as_stutter, preds)
             self._lock_races(j, acquired, start)
         for lock in acquired:
@@ -199,7 +202,8 @@ class HappensBefore:
         todo = [i for i in candidates if _only_lets_proceed(steps[i], step)]
         if not todo:
             return _NONE, _NONE
-        waiting = _waiting_objects(footprint)
+        waiting = _waiting_objects(footprint, {e.obj for i in todo for e in steps[i].footprint
+                                               if e.access == WRITE})
         writer = self._writer
         conflicting = {writer[obj] for obj in waiting if obj in writer}
         conflicting.add(self._last_any)
@@ -325,11 +329,12 @@ def _holds_begun(step: Step, holds: dict[str, tuple[int, int]],
 def _only_lets_proceed(earlier: Step, later: Step) -> bool:
     """Every conflict between the two steps is one where ``earlier`` only lets ``later``
     proceed (``points.lets_proceed``) with an operation ``later`` does before anything
-    but joins (run first, it would have waited there, having changed nothing): not a
-    race.  A join of an ended thread is no point of its own, so it may be inside a
-    line's step, or follow another join in one step.  Never a step that resumes a
-    wait: its thread was woken by another step (a timeout, a notify), so it could run
-    before ``earlier``, and would not have waited there (SCHED-32)."""
+    but reads of what ``earlier`` does not write (run first, it would have waited there,
+    having changed nothing; the reads commute with ``earlier``): not a race.  A join of
+    an ended thread is no point of its own, so it may be inside a line's step, or follow
+    another join (or a read of the list of threads it joins) in one step.  Never a step
+    that resumes a wait: its thread was woken by another step (a timeout, a notify), so
+    it could run before ``earlier``, and would not have waited there (SCHED-32)."""
     if any(e.op == "resume" for e in later.footprint):
         return False
     objs = {x.obj for x in earlier.footprint}
@@ -343,24 +348,27 @@ def _only_lets_proceed(earlier: Step, later: Step) -> bool:
     if not all(lets_proceed(x, y) for x, y in pairs):
         return False
     waits = {id(y) for _, y in pairs}
+    written = {x.obj for x in earlier.footprint if x.access == WRITE}
     for e in later.footprint:
         if id(e) in waits:
             return True
-        if e.op != "join":
+        if e.access != READ or e.obj in written:
             return False
     return False
 
 
-def _waiting_objects(footprint: list[Effect]) -> set[str]:
-    """The objects of the operation a step that may have been let proceed opens with, and
-    of the joins of ended threads before it: what it would have read, had it only begun
-    to wait."""
-    objs = set()
+def _waiting_objects(footprint: list[Effect], released: set[str]) -> set[str]:
+    """The objects a step that was let proceed touched up to its last operation on an
+    object in ``released`` (written by the steps that let it proceed): its reads before
+    it, the joins of ended threads, the operation.  What it would have read, had it only
+    begun to wait; not what it did once it proceeded."""
+    objs: set[str] = set()
+    upto: set[str] = set()
     for e in footprint:
-        if e.op not in PROCEEDING:
-            break
         objs.add(e.obj)
-    return objs
+        if e.op in PROCEEDING and e.obj in released:
+            upto = set(objs)
+    return upto
 
 
 def _as_read(footprint: list[Effect]) -> list[Effect]:
@@ -380,6 +388,8 @@ def _dependencies(footprint: list[Effect], writer: dict[str, int], readers: dict
         if e.obj == ANY:
             is_any = True
             continue
+        if e.op == STOPS:  # for sleep sets only (points.STOPS)
+            continue
         w = writer.get(e.obj)
         if w is not None:
             deps.add(w)
@@ -398,7 +408,7 @@ def _index(footprint: list[Effect], j: int, writer: dict[str, int],
     writer it replaced is in ``changes``)."""
     written = {e.obj for e in footprint if e.access == WRITE}
     for e in footprint:
-        if e.obj in written:
+        if e.obj in written or e.op == STOPS:
             continue
         seen = readers.get(e.obj)
         if seen is None:

@@ -27,7 +27,7 @@ from typing import Any
 
 from coordkit import sync
 from coordkit.engine import shims
-from coordkit.engine.points import THREADS
+from coordkit.engine.points import STOPS, THREADS
 from coordkit.engine.runtime import Execution, current_execution
 from coordkit.engine.task import FINISHED, Kill, Task, WaitQueue, call_excepthook, check_timeout
 
@@ -159,6 +159,9 @@ def _join_task(task: Task, timeout: float | None, itself: str) -> bool:
         return task.state is FINISHED
     if task is ex.current:
         raise RuntimeError(itself)
+    # That it has not ended was read in the step this one is in: there is a scheduling
+    # point here only because of it (SCHED-49).
+    ex.observed(task.label, STOPS)
     ex.point("join", task.label)
     if timeout is not None:
         ex.effect(task, "try")

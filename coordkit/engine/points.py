@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 __all__ = [
     "ANY", "READ", "WRITE", "Effect", "Point", "Step", "access_of", "label_of", "opening_effects",
     "conflicting", "memory_label", "runs",
-    "PROCEEDING", "THREADS", "lets_proceed", "stutters",
+    "PROCEEDING", "STOPS", "THREADS", "lets_proceed", "stutters",
 ]
 
 READ = "read"
@@ -49,6 +49,12 @@ _READ_OPS = frozenset({
     "is_set", "locked", "empty", "qsize", "is_alive", "join", "line",
     "enumerate", "active_count", "try",
 })
+# The op of a read that made a step end where it did: a join of a thread that had not
+# ended takes a scheduling point, of one that had, none (SCHED-49).  Sleep sets see it
+# (had the thread ended first, the step would have gone on past the join); the
+# happens-before order does not: run in the other order, the two steps reach what
+# running the joiner's step first, then the end, then the rest of the joiner's reaches.
+STOPS = "stops"
 # The object every thread's start writes (thread ids are handed out in order), and an
 # observation of a thread not started yet reads (SCHED-49).
 THREADS = "threads"

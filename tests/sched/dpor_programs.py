@@ -1084,6 +1084,123 @@ def join_of_a_timer_another_starts():
     report(tuple(seen))
 
 
+def join_of_a_thread_another_starts_then_a_read():
+    """SCHED-47 (the shape generator's W1): as ``join_of_a_timer_another_starts``, the
+    joined thread appending under a lock, which the main thread's join step then reads.
+    That read orders the append before the join, and the start before it: but the join,
+    run before the end, would have been a stutter, which does not read the list."""
+    lock, log = threading.Lock(), []
+
+    def t2():
+        with lock:
+            log.append(2)
+
+    t2_thread = threading.Thread(target=t2)
+    t1 = threading.Thread(target=t2_thread.start)
+    t1.start()
+    try:
+        t2_thread.join()
+    except RuntimeError:
+        log.append("not started")
+    t1.join()
+    report(tuple(log))
+
+
+def join_whose_step_ends_at_the_join():
+    """SCHED-49 (generated): the main thread's step that goes on to join T1 ends at the
+    join's scheduling point only because T1 has not ended; had T1 ended first, it would
+    have run on through the join and the report.  Sleep sets took T1's last step to
+    commute with it, so T2's count between the main thread's wait and its report (T1
+    ended, the main thread not) was never run."""
+    ev, sem, seen = threading.Event(), threading.Semaphore(0), []
+
+    def t2():
+        ev.set()
+        seen.append(("count", threading.active_count()))
+
+    last = threading.Thread(target=t2)
+
+    def t1():
+        seen.append(("t1 waited", ev.wait(timeout=0.1)))
+        seen.append(("t1 polled", sem.acquire(timeout=0)))
+        last.start()
+
+    first = threading.Thread(target=t1)
+    first.start()
+    seen.append(("alive", last.is_alive()))
+    seen.append(("main waited", ev.wait(timeout=0.1)))
+    first.join()
+    report(tuple(seen))
+
+
+def join_tried_before_the_start():
+    """SCHED-45 (generated): T1 joins T2, which T1 starts after its join and the main
+    thread starts too (one of the two starts raises).  The run where T1's join only
+    parks, tried before T2's end, was a repeat from its stutter on, and the stutter's
+    own race with the main thread's start, which would make the join raise, was never
+    analysed."""
+    seen = []
+
+    def t2():
+        time.sleep(0)
+        seen.append("t2")
+
+    last = threading.Thread(target=t2)
+
+    def t1():
+        try:
+            last.join()
+            seen.append("joined")
+        except RuntimeError:
+            seen.append("early")
+        try:
+            last.start()
+        except RuntimeError:
+            seen.append("t1 started it twice")
+
+    first = threading.Thread(target=t1)
+    first.start()
+    try:
+        last.start()
+    except RuntimeError:
+        seen.append("main started it twice")
+    time.sleep(0)
+    first.join()
+    report(tuple(seen))
+
+
+def a_race_reversed_by_a_join_that_only_parks():
+    """SCHED-45 (generated): T3's sleep(0) reads a list T2 appends to; the race between
+    them was to be reversed at a choice point where the main thread could run, and the
+    main thread was picked for it: its join only parked there, which made the run a
+    repeat "because the other threads there are explored", while no other had been put
+    in that choice point's backtrack set.  T3's read before the append was never run."""
+    ev, sem, box, seen = threading.Event(), threading.Semaphore(0), [], []
+
+    def t3():
+        time.sleep(0)
+        seen.append(("t3", len(box)))
+
+    last = threading.Thread(target=t3)
+
+    def t1():
+        try:
+            last.join()
+        except RuntimeError:
+            seen.append("early")
+        last.start()
+
+    first = threading.Thread(target=t1)
+    second = threading.Thread(target=lambda: box.append(1))
+    first.start()
+    second.start()
+    seen.append(("polled", sem.acquire(timeout=0)))
+    seen.append(("waited", ev.wait(0)))
+    first.join()
+    second.join()
+    report((tuple(seen), tuple(box)))
+
+
 joined_around_a_start = _observe_before_start(_joined)
 ident_is_none_around_a_start = _observe_before_start(_ident_is_none)
 is_alive_around_a_start = _observe_before_start(_is_alive)
@@ -1093,6 +1210,8 @@ RULE_PROGRAMS = [
     poll_after_a_stutter, event_wait_zero_before_the_set, wait_before_the_clear,
     joined_around_a_start, ident_is_none_around_a_start, is_alive_around_a_start,
     made_daemon_around_a_start, join_of_a_thread_another_starts, join_of_a_timer_another_starts,
+    join_of_a_thread_another_starts_then_a_read, join_whose_step_ends_at_the_join,
+    join_tried_before_the_start, a_race_reversed_by_a_join_that_only_parks,
 ]
 # At line granularity (where the generator found it: at sync its steps differ).
 RULE_PROGRAMS_AT_LINE = [two_polls_then_a_join]

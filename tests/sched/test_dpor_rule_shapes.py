@@ -3,9 +3,14 @@ program here missed an outcome the unreduced search reaches before its rule."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
-from coordkit.engine.schedulers import DFSScheduler
+from coordkit.engine.dpor import HappensBefore
+from coordkit.engine.points import READ, WRITE, Effect
+from coordkit.engine.run import RunOptions, Session
+from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler
 from tests.sched import dpor_programs, programs
 from tests.sched.dpor_oracle import CheckedDPOR, compare, outcomes
 
@@ -42,3 +47,40 @@ def test_bound_zero_keeps_the_schedules_without_preemption(program):
     bounded, _ = outcomes(program, DFSScheduler(max_preemptions=0, sleep_sets=False))
     assert bounded
     assert level_zero == bounded
+
+
+def _end_then_a_join_after_a_read(read: str) -> bool:
+    """Whether the worker's end races with the main thread's step that reads ``read``
+    (``other``: a list the worker does not write; ``written``: one it does), then joins
+    the ended worker, in one line."""
+    def program():
+        other, written = [0], [0]
+
+        def work():
+            written[0] = 1
+
+        t = threading.Thread(target=work)
+        t.start()
+        if read == "other":
+            _ = other[0]; t.join()  # noqa: E702 (one line: one step)
+        else:
+            _ = written[0]; t.join()  # noqa: E702
+
+    # At line granularity, T1 runs (and ends) at the main thread's first point after start.
+    with Session(RunOptions(granularity="line")) as session:
+        run = session.run(program, ReplayScheduler([1], strict=False), footprints=True)
+    steps = run.footprints
+    end = next(s for s in steps if Effect("T1", WRITE, "end") in s.footprint)
+    join = next(s for s in steps if Effect("T1", READ, "join") in s.footprint)
+    assert join.point.op != "join"  # inside the line's step, after the read
+    return (end.index, join.index) in HappensBefore(steps).races
+
+
+@programs.needs_line_granularity
+def test_a_read_of_what_the_end_does_not_write_keeps_a_join_let_proceed():
+    """SCHED-32: a join of an ended thread after a read of an object the thread's end step
+    does not write (a list of the threads to join) is still only let proceed by the end:
+    run first, the read commutes with it and the join would have waited.  After a read of
+    what that step wrote, it races."""
+    assert not _end_then_a_join_after_a_read("other")
+    assert _end_then_a_join_after_a_read("written")

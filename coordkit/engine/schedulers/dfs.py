@@ -318,8 +318,13 @@ class DFSScheduler(Scheduler):
             # The thread tried here only began to wait: the state is the one it left, with
             # that thread parked until the object is free, and the other threads here are
             # explored (or asleep: explored elsewhere) (SCHED-32).  Not where one is over
-            # the bound: this level explores it nowhere else (SCHED-46).
-            self._redundant = parent.step
+            # the bound: this level explores it nowhere else (SCHED-46).  That the others
+            # are explored is made so, not assumed: a race may have put only this thread
+            # in the backtrack set (SCHED-45).  The stutter itself is no repeat: it races
+            # with the steps before it (a join tried before the start of the thread it
+            # joins), and is analysed.
+            parent.backtrack.update(t for t in parent.tids if t not in parent.sleep)
+            self._redundant = parent.step + 1
             return {}
         sleep = dict(parent.sleep) if parent.sleep else {}
         if len(parent.done) > 1:
