@@ -3,7 +3,7 @@
 ``tests/sched/shapes.py`` generates the programs: threads started between operations
 and by other threads, observed before their start and after their end, daemons and
 Timers, zero and small timeouts, objects made inside threads, C-level accesses, joins
-of a subset.  The CI slice compares 80 sync, 20 line and 8 auto programs (``sync``,
+of a subset.  The CI slice compares 50 sync, 15 line and 6 auto programs (``sync``,
 ``line``, ``auto``); ``--hypothesis-profile=nightly`` compares many more, and
 ``benchmarks/dpor_campaign.py`` runs the long campaign (SCHED-51).
 """
@@ -26,8 +26,8 @@ from tests.sched.shapes import Plan, Spec
 ROOT = Path(__file__).resolve().parents[2]
 MAX_RUNS = 300  # of the unreduced search, per program: a program that needs more is rejected
 # Programs per granularity in the CI slice (a line or auto comparison costs more), scaled
-# up by the profile: the nightly profile's 5,000 examples make 2,000 sync programs.
-SLICE = {"sync": 80, "line": 20, "auto": 8}
+# up by the profile: the nightly profile's 5,000 examples make 1,000 sync programs.
+SLICE = {"sync": 50, "line": 15, "auto": 6}
 SCALE = max(1.0, settings().max_examples / 250)
 
 
@@ -181,7 +181,8 @@ _PLAIN = frozenset({"write", "incr", "read", "attr_write", "attr_read", "setattr
 
 
 def _joins_before_another_threads_start(plan: Plan, granularity: str, missed: set) -> bool:
-    """Found by this generator once issue 30's five mechanisms were fixed (findings W1):
+    """Found by this generator once issue 30's five mechanisms were fixed (findings W1;
+    fixed by dporrules b305881):
     a thread joins thread j, which another thread starts and which then takes a step of
     its own (a scheduling point, or a Timer's wait); DFS picks the other thread first,
     taking the join to wait, but a join before the start raises RuntimeError, and no
@@ -213,8 +214,9 @@ def _raises_in_the_runtime(plan: Plan, granularity: str, missed: set) -> bool:
     return ("failed", "exception", "AssertionError") in missed
 
 
-# Fixed by the merged branches (dporrules: 2, 3, 4 and the runtime bug; tracer: 1 and
-# 5), kept to name the shapes the generator must still draw:
+# Fixed by the merged branches (dporrules: 2, 3, 4, the runtime bug and the join before
+# another thread's start; tracer: 1 and 5), kept to name the shapes the generator must
+# still draw:
 FIXED: dict[str, Callable[[Plan, str, set], bool]] = {
     "runtime AssertionError": _raises_in_the_runtime,
     "mechanism 1": _appends_a_point,
@@ -222,10 +224,11 @@ FIXED: dict[str, Callable[[Plan, str, set], bool]] = {
     "mechanism 3": _waits_zero_after_a_release,
     "mechanism 4": _observes_unordered_start,
     "mechanism 5": _accesses_in_c,
-}
-UNFIXED: dict[str, Callable[[Plan, str, set], bool]] = {
     "join before another thread's start": _joins_before_another_threads_start,
 }
+# The shapes this branch state does not fix yet: none (a new one goes here, named and
+# reasoned, until its fix is merged).
+UNFIXED: dict[str, Callable[[Plan, str, set], bool]] = {}
 
 
 def _unfixed(plan: Plan, granularity: str, missed: set) -> list[str]:
