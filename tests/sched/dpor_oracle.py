@@ -143,11 +143,38 @@ def unreduced(program: Callable[[], Any], *, granularity: str = "sync",
     return _UNREDUCED[key]
 
 
+def learn_racing(program: Callable[[], Any], session: Session, *, max_runs: int) -> None:
+    """SCHED-52: at auto granularity, the racing sites of ``program`` become scheduling points of
+    the runs after the one that saw them race (SCHED-33's search starts over when they
+    change): run the unreduced search, detecting races in every run and starting over
+    after each run that found a new site, until one search finds none; then keep the
+    set, so that both searches compared run the same program's choice points."""
+    runs = 0
+
+    def loop() -> None:
+        nonlocal runs
+        scheduler = Enumerate()
+        while not scheduler.exhausted:
+            if runs >= max_runs:
+                raise AssertionError(f"not exhausted in {max_runs} runs (learning racing sites)")
+            racing = session.racing
+            _REPORTED.clear()
+            session.run(program, scheduler, run_index=0)  # run 0 detects races
+            runs += 1
+            if session.racing != racing:
+                scheduler = Enumerate()
+
+    session.call(loop, per_run=True)
+    session.learning = False
+
+
 def compare(program: Callable[[], Any], *, granularity: str = "sync",
             max_runs: int = 50_000) -> tuple[set, set, int, int]:
     """The outcomes of DPOR (its unbounded level) and of the unreduced search, with the
     schedules each ran."""
     with Session(RunOptions(granularity=granularity, max_steps=2_000), quiet=True) as session:
+        if granularity == "auto":
+            learn_racing(program, session, max_runs=max_runs)
         full, full_runs = unreduced(program, granularity=granularity, max_runs=max_runs,
                                     session=session)
         dpor = CheckedDPOR(max_preemptions=None)
