@@ -17,8 +17,9 @@ from typing import Any
 from tests.aio.realbugs.programs import RealBug
 
 # -- D: Lock.acquire cancelled after release woke it: the next waiter hangs -----------
-# bpo-27585, "asyncio.Lock deadlock after cancellation", fixed by python/cpython#1031
-# ("Cancelled lock waiter wakes up the next one"; first proposed as python/asyncio#467):
+# bpo-27585, fixed by python/cpython#1031 ("bpo-27585: Cancelled lock waiter wakes up
+# the next one"; first proposed as python/asyncio#467; the buggy class already has the
+# issue's first fix, python/asyncio#393, the barging check on cancelled waiters):
 # release() woke the first waiter; cancelled before its task resumed, that waiter left
 # without taking the lock or waking the next one, which then waited forever.
 
@@ -103,8 +104,8 @@ def _woken_then_cancelled(make: Callable[[], Any]) -> Callable[[], Any]:
 
 
 # -- E: Lock: a cancelled waiter's hand-off lets two tasks hold the lock --------------
-# bpo-32734, "Asyncio Lock safety issue (unlimited acquire)", fixed by
-# python/cpython#5466: a waiter cancelled while release() woke the next one also woke
+# bpo-32734, fixed by python/cpython#5466 ("bpo-32734: Fix asyncio.Lock multiple acquire
+# safety issue"): a waiter cancelled while release() woke the next one also woke
 # the one after (its handler saw the lock free), and both took the lock.  The fix wakes
 # only the first waiter, and only if it was not woken already.
 
@@ -238,14 +239,15 @@ class _Semaphore35:
 
 # -- G: Semaphore stuck after a woken waiter is cancelled (3.11.0) --------------------
 # gh-90155, "asyncio.Semaphore waiters deque doesn't work" (python/cpython#90155): the
-# 3.11.0 fix for fairness (python/cpython#31910) added ``_wakeup_scheduled``; a waiter
+# first fix for its fairness (python/cpython#31910, with backports) added
+# ``_wakeup_scheduled``; a waiter
 # woken and then cancelled, with no other waiter, left it True, and every later
 # acquire() waited forever.  Fixed by python/cpython#93222 ("Fix broken
 # asyncio.Semaphore and strengthen FIFO guarantee"); the twin is 3.12's Semaphore.
 
 
 class _Semaphore3110:
-    """asyncio.Semaphore of 3.11.0 (and 3.10.5-3.10.8)."""
+    """asyncio.Semaphore after python/cpython#31910, before python/cpython#93222."""
 
     def __init__(self, value: int = 1) -> None:
         self._value = value
@@ -515,15 +517,15 @@ def _condition_program(make: Callable[[], Any]) -> Callable[[], Any]:
 
 
 # -- J: asyncio.timeout in clean-up: the timeout escapes as a cancellation ------------
-# gh-102780, "asyncio.Timeout: uncancel() check wrong when the task is already being
-# cancelled", fixed by python/cpython#102815 (3.11.3, 3.12): Timeout.__aexit__ turned
+# gh-102780, fixed by python/cpython#102815 ("gh-102780: Fix uncancel() call in asyncio
+# timeouts", backported to 3.11): Timeout.__aexit__ turned
 # its own cancellation into TimeoutError only if uncancel() reached 0, so a timeout in a
 # task's clean-up after an outer cancel() let the CancelledError through, past the
 # handler for TimeoutError.  Needs Task.uncancel (3.11+).
 
 
 class _Timeout3110:
-    """asyncio.Timeout of 3.11.0-3.11.2 (reschedule and the state checks cut)."""
+    """asyncio.Timeout before python/cpython#102815 (reschedule, state checks cut)."""
 
     def __init__(self, when: float) -> None:
         self._when = when
