@@ -587,6 +587,121 @@ def _timeout_program(make: Callable[[float], Any]) -> Callable[[], Any]:
     return main
 
 
+# -- M: TaskGroup leaves its cancellation of the parent counted ------------------------
+# gh-116720, "Nested TaskGroup can silently swallow cancellation request from parent
+# TaskGroup", fixed by python/cpython#117407 ("gh-116720: Fix corner cases of
+# taskgroups", 3.13): __aexit__ called uncancel() for its own cancellation of the parent
+# before waiting for the children, but a child failing during that wait is what sets the
+# flag and cancels the parent; that cancellation stayed counted (the fix moves the
+# uncancel() below the wait).  Stock order: the child fails at t=0.5 while the body still
+# sleeps (the body gets the CancelledError, __aexit__ uncancels); when both timers fire in
+# one iteration the body has ended first.  Needs Task.uncancel and BaseExceptionGroup
+# (3.11+).
+
+
+class _TaskGroup312:
+    """asyncio.TaskGroup of 3.11/3.12 (after python/cpython#95602), cut to what the
+    program uses."""
+
+    def __init__(self) -> None:
+        self._aborting = False
+        self._parent_cancel_requested = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._errors: list[BaseException] = []
+        self._on_completed_fut: asyncio.Future[Any] | None = None
+
+    async def __aenter__(self) -> _TaskGroup312:
+        self._loop = asyncio.get_running_loop()
+        self._parent_task = asyncio.current_task()
+        return self
+
+    def create_task(self, coro: Any) -> asyncio.Task[Any]:
+        task = self._loop.create_task(coro)
+        task.add_done_callback(self._on_task_done)
+        self._tasks.add(task)
+        return task
+
+    uncancel_after_wait = False
+
+    def _uncancel(self, propagate: Any) -> Any:
+        """Our own cancellation of the parent is taken back (we *must* uncancel)."""
+        if self._parent_cancel_requested and self._parent_task.uncancel() == 0:
+            return None  # no other cancellation pending: do not propagate
+        return propagate
+
+    async def __aexit__(self, et: Any, exc: Any, tb: Any) -> None:
+        propagate = exc if et is asyncio.CancelledError else None
+        if not self.uncancel_after_wait:
+            propagate = self._uncancel(propagate)
+        if et is not None and not self._aborting:
+            self._abort()
+        while self._tasks:
+            if self._on_completed_fut is None:
+                self._on_completed_fut = self._loop.create_future()
+            try:
+                await self._on_completed_fut
+            except asyncio.CancelledError as ex:
+                if not self._aborting:
+                    propagate = ex
+                    self._abort()
+            self._on_completed_fut = None
+        if self.uncancel_after_wait:
+            propagate = self._uncancel(propagate)
+        if propagate and not self._errors:
+            raise propagate
+        if et is not None and et is not asyncio.CancelledError:
+            self._errors.append(exc)
+        if self._errors:
+            raise BaseExceptionGroup("unhandled errors in a TaskGroup", self._errors)  # noqa: F821
+
+    def _abort(self) -> None:
+        self._aborting = True
+        for task in self._tasks:
+            if not task.done():
+                task.cancel()
+
+    def _on_task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        done = self._on_completed_fut
+        if done is not None and not self._tasks and not done.done():
+            done.set_result(True)
+        if task.cancelled() or task.exception() is None:
+            return
+        self._errors.append(task.exception())
+        if not self._aborting and not self._parent_cancel_requested:
+            self._abort()
+            self._parent_cancel_requested = True
+            self._parent_task.cancel()
+
+
+class _TaskGroup313(_TaskGroup312):
+    """After python/cpython#117407: uncancel() once the children are done."""
+
+    uncancel_after_wait = True
+
+
+def _taskgroup_program(make: Callable[[], Any]) -> Callable[[], Any]:
+    """A child fails at t=0.5 while the body sleeps until t=1; after the group (its
+    error handled), the parent task has no cancellation request left."""
+
+    async def main() -> None:
+        async def child() -> None:
+            await asyncio.sleep(0.5)
+            raise ValueError("child failed")
+
+        try:
+            async with make() as group:
+                group.create_task(child())
+                await asyncio.sleep(1)
+        except BaseException as exc:  # the group's ExceptionGroup, or a CancelledError
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        left = asyncio.current_task().cancelling()
+        assert left == 0, f"the TaskGroup left {left} cancellation request(s) counted"
+
+    return main
+
+
 LOCK_BUGS = [
     RealBug("lock-woken-waiter-cancelled", "bpo-27585 (python/cpython#1031, python/asyncio#467)",
             _woken_then_cancelled(_Lock35), _woken_then_cancelled(_Lock36Fixed)),
@@ -603,5 +718,8 @@ LOCK_BUGS = [
             _condition_program(_Condition312), _condition_program(_Condition313)),
     RealBug("timeout-in-cleanup-escapes", "gh-102780 (fixed by python/cpython#102815)",
             _timeout_program(_Timeout3110), _timeout_program(_Timeout3113),
+            min_python=(3, 11)),
+    RealBug("taskgroup-parent-cancel-left-counted", "gh-116720 (fixed by python/cpython#117407)",
+            _taskgroup_program(_TaskGroup312), _taskgroup_program(_TaskGroup313),
             min_python=(3, 11)),
 ]
