@@ -23,6 +23,7 @@ class RealBug:
     citation: str
     buggy: Callable[[], Any]
     fixed: Callable[[], Any]
+    min_python: tuple[int, int] = (3, 10)  # a port that needs a newer asyncio (uncancel)
 
 
 # -- A: Queue.get cancelled after put_nowait handed it the item ------------------------
