@@ -155,7 +155,7 @@ def _join_task(task: Task, timeout: float | None, itself: str) -> bool:
             ex.effect(task, "join")
             if timeout is not None:
                 ex.effect(task, "try")
-            ex.after("after-join")
+            ex.after("after-join", task, woke=True)
         return task.state is FINISHED
     if task is ex.current:
         raise RuntimeError(itself)

@@ -519,13 +519,22 @@ class Execution:
         if self.recorder is not None and self.recorder.snapshots is not None:
             self.recorder.snapshots.add(obj)
 
-    def after(self, kind: str) -> None:
-        """A scheduling point just after an operation that woke another thread
-        (``after-release``, ``after-set``, ``after-notify``, ``after-put``) or joined an
-        ended one without a point (``after-join``), at auto granularity only (RACE-9).  It
+    def after(self, kind: str, target: Any, *, woke: bool) -> None:
+        """A scheduling point just after an operation on ``target`` that ``woke`` another
+        thread (``after-release``, ``after-set``, ``after-notify``, ``after-put``) or joined
+        an ended one without a point (``after-join``), at auto granularity only (RACE-9).  It
         is a point only when another thread can run: with none, no choice could be made
-        there, and the run's steps stay those of sync granularity."""
-        if self.after_points and self._runnable > 1 and not self.killing:
+        there, and the run's steps stay those of sync granularity.
+
+        Whether the point is there depends on other threads (a waiter parked on ``target``
+        before the operation, or not), so at auto granularity the operation is marked
+        ``wake`` in its footprint, woken or not: DPOR then never takes it to only let a
+        later operation on ``target`` proceed, and tries that operation first (SCHED-56)."""
+        if not self.after_points or self.killing:
+            return
+        if self.recorder is not None and self.current is not None:
+            self.recorder.effect(self.current, target, "wake", WRITE)
+        if woke and self._runnable > 1:
             # No step of its own: it shares the number of the operation it follows, so a
             # run's steps are its operations, as its rows show (TRACE-7).
             self.steps -= 1
@@ -822,6 +831,10 @@ class Execution:
         if self.recorder is not None:
             self.recorder.blocked(task, what, self.clock.now)
             self._footprint(runs(task.label), "park", READ)
+            if self.after_points and task.step is not None:
+                # Whether the operation that wakes it makes a point after itself depends
+                # on this wait (``after``): at auto granularity it is no stutter (SCHED-56).
+                self._footprint(task.step.point.obj, "waits")
         self._switch(self._next(task))
         if self.recorder is not None:
             self._begin_step(task)

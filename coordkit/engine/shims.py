@@ -156,8 +156,7 @@ class Lock:
         if self._owner is None:
             raise RuntimeError("release unlocked lock")
         ex.point("release", self._ck_label)
-        if self._free():
-            ex.after("after-release")
+        ex.after("after-release", self, woke=self._free())
 
     def locked(self) -> bool:
         _read(self._ex, self, "locked")
@@ -222,8 +221,8 @@ class RLock(Lock):
             raise RuntimeError("cannot release un-acquired lock")
         ex.point("release", self._ck_label)
         self._count -= 1
-        if self._count == 0 and self._free():
-            ex.after("after-release")
+        if self._count == 0:
+            ex.after("after-release", self, woke=self._free())
 
     # The C RLock's protocol for threading.Condition, with its errors.
     def _is_owned(self) -> bool:
@@ -352,9 +351,10 @@ class Condition:
         if not self._is_owned():
             raise RuntimeError("cannot notify on un-acquired lock")
         ex.point("notify", self._ck_label)
-        if self._waiters:
+        woke = bool(self._waiters)
+        if woke:
             self._waiters.unpark(ex, n)
-            ex.after("after-notify")
+        ex.after("after-notify", self, woke=woke)
 
     def notify_all(self) -> None:
         self.notify(len(self._waiters))
@@ -399,9 +399,10 @@ class Event:
             ex.changed_nothing(self, "set")
             return
         self._flag = True
-        if self._waiters:
+        woke = bool(self._waiters)
+        if woke:
             self._waiters.unpark_all(ex)
-            ex.after("after-set")
+        ex.after("after-set", self, woke=woke)
 
     def clear(self) -> None:
         _guard(self._ex, self)
@@ -475,11 +476,12 @@ class Semaphore:
         ex.point("release", self._ck_label)
         self._check_release(n)
         self._value += n
-        if self._waiters:
+        woke = bool(self._waiters)
+        if woke:
             # As threading.Semaphore's notify(n): the n longest waiting are woken (a thread
             # that has not waited may still take the value first; then one waits again).
             self._waiters.unpark(ex, n)
-            ex.after("after-release")
+        ex.after("after-release", self, woke=woke)
 
     def _check_release(self, n: int) -> None:
         pass
@@ -531,9 +533,10 @@ class SimpleQueue:
         _guard(ex, self)
         ex.point("put", self._ck_label)
         self._items.append(item)
-        if self._waiters:
+        woke = bool(self._waiters)
+        if woke:
             self._waiters.unpark(ex, 1)
-            ex.after("after-put")
+        ex.after("after-put", self, woke=woke)
 
     def put_nowait(self, item: Any) -> None:
         self.put(item, False)

@@ -1344,3 +1344,45 @@ TRACER_LINE_PROGRAMS = [line_setattr, line_getattr_vs_setattr, line_delattr_vs_g
                         line_compare_vs_append, line_format_vs_append, line_unpack_vs_setitem,
                         line_starred_vs_append, line_class_attribute, line_insort_vs_append,
                         line_shuffle_vs_read]
+
+
+# --- issue 30, auto granularity: a point that exists only when a thread waits ---
+# At auto granularity a release (set, notify, put) that wakes a waiter is followed by a
+# point of its own (RACE-9); one that wakes nobody is not.  The waker's steps therefore
+# depend on whether another thread was parked, so neither the parking nor the waking is
+# pruned as "only lets proceed" or as a stutter there (SCHED-56).
+
+def release_point_made_by_a_waiter():
+    """The shape generator's X1: the main thread reports before ``t`` appends only when it
+    blocked on the lock, so that ``t``'s release woke it and made a point before the
+    append (whose argument calls into what the tracer cannot name)."""
+    lock, log, seen, box = threading.Lock(), [], [], {}
+
+    def t():
+        with lock:
+            log.append(1)
+        seen.append(box.get("L") is not None and box["L"].acquire(timeout=0))
+
+    th = threading.Thread(target=t)
+    th.start()
+    with lock:
+        log.append(0)
+    report((tuple(log), tuple(seen)))
+
+
+def set_point_made_by_a_waiter():
+    """As ``release_point_made_by_a_waiter``, with an Event's set waking the main thread."""
+    ev, seen = threading.Event(), []
+
+    def t():
+        ev.set()
+        seen.append(1)
+
+    th = threading.Thread(target=t)
+    th.start()
+    ev.wait()
+    report(tuple(seen))
+    th.join()
+
+
+AUTO_PROGRAMS = [release_point_made_by_a_waiter, set_point_made_by_a_waiter]
