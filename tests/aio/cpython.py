@@ -25,10 +25,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
+import sys
 import unittest
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tests.stdlib.cpython import STRATEGIES, Suite, concrete, cpython_test_module
@@ -81,6 +83,11 @@ def asyncio_suite(name: str, *, only: Iterable[str] | None = None,
     """``test_asyncio.<name>``: its TestCase classes, made concrete with the loop swapped
     (``only``: just these classes), or the reason the module is not there.  ``timing`` and
     ``expected`` are ``Suite``'s, given by method for every class (``"*"``) or by class."""
+    package = cpython_test_module("test_asyncio")
+    if not isinstance(package, str) and not any(
+            (Path(where) / f"{name}.py").is_file() for where in package.__path__):
+        return (f"CPython {sys.version_info.major}.{sys.version_info.minor}'s test_asyncio "
+                f"has no {name} (what it tests is newer)")
     module = cpython_test_module(f"test_asyncio.{name}")
     if isinstance(module, str):
         return module
@@ -131,6 +138,9 @@ BUG = "a coordkit bug: "
 CALL_EXCEPTION_HANDLER = (BUG + "ControlledLoop overrides call_exception_handler, so a mock of "
                           "BaseEventLoop.call_exception_handler (the test's) is not what the "
                           "loop calls")
+DESTROY_PENDING = (BUG + "a task marked _log_destroy_pending = False (by the test, as "
+                   "run_until_complete marks its own) is reported still pending at close, where "
+                   "stock asyncio never reports it")
 TASKGROUP_GAPS = early("the gap between its tasks' sleeps (0.1 s against 0.3 s, 1 s or 10 s)")
 
 # The task tests run each test of BaseTaskTests over eight pairs of Task and Future
@@ -159,7 +169,8 @@ def tasks_suite(all_pairs: bool = False) -> Suite | str:
                 early("10 s (a task's 10 s sleep ending within run_until_complete(sleep(0.01)))")},
         expected={("*", "test_error_in_call_soon"): LOGGED,
                   ("CoroutineGatherTests", "test_one_exception"): LEFT_PENDING,
-                  ("CoroutineGatherTests", "test_issue46672"): CALL_EXCEPTION_HANDLER})
+                  ("CoroutineGatherTests", "test_issue46672"): CALL_EXCEPTION_HANDLER,
+                  ("*", "test_task_repr_partial_corowrapper"): DESTROY_PENDING})  # 3.10's
 
 
 SUITES: dict[str, Callable[[], Suite | str]] = {
@@ -172,7 +183,16 @@ SUITES: dict[str, Callable[[], Suite | str]] = {
         ("*", "test_timeout_not_called"):
             early("10 s (the timeout's timer arriving with the 0.01 s sleep's)"),
     }),
-    "test_waitfor": lambda: asyncio_suite("test_waitfor"),
+    "test_waitfor": lambda: asyncio_suite("test_waitfor", timing={
+        ("*", "test_wait_for"):
+            early("9.9 s (the 10 s sleep's timer arriving with the 0.1 s timeout's; it "
+                  "asserts that less than 0.5 s passed)"),
+        # 3.12's (fut.set_result by call_soon; 3.11's, by call_later(0.1), passes: its
+        # wait_for returns a result that came with the timeout)
+        ("*", "test_wait_for_race_condition"):
+            early("0.2 s (the timeout's timer arriving in the iteration that runs "
+                  "fut.set_result: 3.12's wait_for then raises TimeoutError)"),
+    }),
     "test_taskgroups": lambda: asyncio_suite("test_taskgroups", timing={
         ("*", name): TASKGROUP_GAPS for name in (
             "test_cancel_children_on_child_error", "test_cancellation", "test_taskgroup_04",
