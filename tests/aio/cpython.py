@@ -126,21 +126,18 @@ def early(what: str) -> str:
 
 
 # What reaches a loop's default exception handler is the run's failure (AIO-6): a test
-# that checks asyncio's logging of it, or leaves tasks pending at close, fails by design.
+# that checks asyncio's logging of it fails by design.
 LOGGED = ("checks that asyncio logs 'Task was destroyed but it is pending!' (base_events.logger); "
           "inside a run it is the run's failure instead (AIO-6)")
-LEFT_PENDING = ("leaves three gathered tasks pending when it closes its loop (stock asyncio "
-                "logs 'Task was destroyed but it is pending!' when they are collected): inside "
-                "a run, a failure (AIO-6)")
 # A test coordkit's loop fails where stock asyncio passes, for a fault of coordkit's own
 # (aio findings): a strict expected failure until it is fixed, counted as failed.
 BUG = "a coordkit bug: "
 CALL_EXCEPTION_HANDLER = (BUG + "ControlledLoop overrides call_exception_handler, so a mock of "
                           "BaseEventLoop.call_exception_handler (the test's) is not what the "
                           "loop calls")
-DESTROY_PENDING = (BUG + "a task marked _log_destroy_pending = False (by the test, as "
-                   "run_until_complete marks its own) is reported still pending at close, where "
-                   "stock asyncio never reports it")
+DESTROY_PENDING = (BUG + "a task marked _log_destroy_pending = False (by gather and "
+                   "run_until_complete for the tasks they make, or by the program) is reported "
+                   "still pending at close, where stock asyncio never reports it")
 TASKGROUP_GAPS = early("the gap between its tasks' sleeps (0.1 s against 0.3 s, 1 s or 10 s)")
 
 # The task tests run each test of BaseTaskTests over eight pairs of Task and Future
@@ -168,7 +165,7 @@ def tasks_suite(all_pairs: bool = False) -> Suite | str:
         timing={("*", "test_uncancel_basic"):
                 early("10 s (a task's 10 s sleep ending within run_until_complete(sleep(0.01)))")},
         expected={("*", "test_error_in_call_soon"): LOGGED,
-                  ("CoroutineGatherTests", "test_one_exception"): LEFT_PENDING,
+                  ("CoroutineGatherTests", "test_one_exception"): DESTROY_PENDING,
                   ("CoroutineGatherTests", "test_issue46672"): CALL_EXCEPTION_HANDLER,
                   ("*", "test_task_repr_partial_corowrapper"): DESTROY_PENDING})  # 3.10's
 
