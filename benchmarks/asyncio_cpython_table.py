@@ -7,6 +7,9 @@ tests run, passed, skipped (by reason) and failed, then each failure's first lin
 Run from the repository root::
 
     python benchmarks/asyncio_cpython_table.py [--all-pairs] [--only test_locks ...]
+
+``--all-pairs`` (or ``COORDKIT_CPYTHON_ASYNCIO_ALL=1``, which the pytest suite reads too) runs
+test_tasks' BaseTaskTests over all eight Task/Future pairs.
 """
 
 from __future__ import annotations
@@ -18,25 +21,27 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.aio.cpython import SUITES, Row, tabulate, tasks_suite
+from tests.aio.cpython import ALL_PAIRS, SUITES, Row, tabulate, tasks_suite
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", choices=sorted(SUITES), help="just these modules")
-    parser.add_argument("--all-pairs", action="store_true",
+    parser.add_argument("--all-pairs", action="store_true", default=ALL_PAIRS,
                         help="test_tasks' BaseTaskTests over all eight Task/Future pairs")
     parser.add_argument("--failures", type=int, default=12,
                         help="lines of each failure's report to print")
     args = parser.parse_args()
     rows: list[Row] = []
     missing: dict[str, str] = {}
+    not_run: dict[str, str] = {}
     start = time.perf_counter()
     for name in args.only or SUITES:
         suite = tasks_suite(args.all_pairs) if name == "test_tasks" else SUITES[name]()
         if isinstance(suite, str):
             missing[name] = suite
             continue
+        not_run.update({f"{suite.module}: {names}": why for names, why in suite.not_run.items()})
         began = time.perf_counter()
         rows.append(tabulate(suite))
         print(f"{name}: {time.perf_counter() - began:.1f} s", file=sys.stderr)
@@ -56,6 +61,8 @@ def main() -> int:
               f"{len(row.failed)} |")
     for name, reason in missing.items():
         print(f"\n{name}: not run: {reason}")
+    for names, why in not_run.items():
+        print(f"\nnot run: {names}: {why}")
     if total.skipped:
         print("\nSkipped, by reason:")
         for reason, count in total.skipped.most_common():

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import re
 import sys
 import unittest
@@ -146,7 +147,10 @@ TASKGROUP_GAPS = early("the gap between its tasks' sleeps (0.1 s against 0.3 s, 
 TASK_PAIRS = ("CTask_CFuture_Tests", "PyTask_PyFuture_Tests")
 
 
-def tasks_suite(all_pairs: bool = False) -> Suite | str:
+ALL_PAIRS = os.environ.get("COORDKIT_CPYTHON_ASYNCIO_ALL", "") not in ("", "0")
+
+
+def tasks_suite(all_pairs: bool = ALL_PAIRS) -> Suite | str:
     """``test_asyncio.test_tasks``: the task, gather, shield, introspection and
     ``run_coroutine_threadsafe`` tests (``all_pairs``: BaseTaskTests over all eight
     Task/Future pairs, not only ``TASK_PAIRS``)."""
