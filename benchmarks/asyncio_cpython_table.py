@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.aio.cpython import ALL_PAIRS, SUITES, Row, tabulate, tasks_suite
+from tests.stdlib.cpython import SCHEDULES
 
 
 def main() -> int:
@@ -46,7 +47,7 @@ def main() -> int:
         rows.append(tabulate(suite))
         print(f"{name}: {time.perf_counter() - began:.1f} s", file=sys.stderr)
     print(f"Python {sys.version.split()[0]}; {time.perf_counter() - start:.0f} s; "
-          f"schedules per strategy per test: see COORDKIT_CPYTHON_SCHEDULES\n")
+          f"{SCHEDULES} schedule(s) per strategy (random, pct) per test\n")
     print("| module | tests | skipped | run | passed | timing assumption | "
           "reported by design (AIO-6) | failed |")
     print("|---|---|---|---|---|---|---|---|")
