@@ -15,7 +15,7 @@ and each test method (``setUp``, the test, ``tearDown``, cleanups) is one progra
   (``FAKE_CLOCK``).
 
 ``SUITES`` maps each module to a function that returns its ``Suite`` or the reason it
-is not there (``test_timeouts`` and ``test_taskgroups`` are 3.11's).  ``table`` runs
+is not there (``test_timeouts`` and ``test_taskgroups`` are 3.11's).  ``tabulate`` runs
 suites and counts, per module, the tests run, passed, skipped by reason and failed
 (``benchmarks/asyncio_cpython_table.py`` prints it).
 """
@@ -131,7 +131,7 @@ def early(what: str) -> str:
 LOGGED = ("checks that asyncio logs 'Task was destroyed but it is pending!' (base_events.logger); "
           "inside a run it is the run's failure instead (AIO-6)")
 # A test coordkit's loop fails where stock asyncio passes, for a fault of coordkit's own
-# (aio findings): a strict expected failure until it is fixed, counted as failed.
+# a strict expected failure naming it until it is fixed, counted as failed in the table.
 BUG = "a coordkit bug: "
 CALL_EXCEPTION_HANDLER = (BUG + "ControlledLoop overrides call_exception_handler, so a mock of "
                           "BaseEventLoop.call_exception_handler (the test's) is not what the "
