@@ -130,7 +130,7 @@ def early(what: str) -> str:
 # that checks asyncio's logging of it fails by design.
 LOGGED = ("checks that asyncio logs 'Task was destroyed but it is pending!' (base_events.logger); "
           "inside a run it is the run's failure instead (AIO-6)")
-# A test coordkit's loop fails where stock asyncio passes, for a fault of coordkit's own
+# A test coordkit's loop fails where stock asyncio passes, for a fault of coordkit's own:
 # a strict expected failure naming it until it is fixed, counted as failed in the table.
 BUG = "a coordkit bug: "
 CALL_EXCEPTION_HANDLER = (BUG + "ControlledLoop overrides call_exception_handler, so a mock of "
