@@ -176,8 +176,13 @@ _counter = itertools.count()
 
 def load(plan: Plan, directory: Path) -> Any:
     """Write ``plan``'s source into ``directory`` and import its ``program``."""
-    path = directory / f"shape_{next(_counter)}.py"
-    path.write_text(source(plan))
+    return import_program(directory / f"shape_{next(_counter)}.py", source(plan))
+
+
+def import_program(path: Path, text: str) -> Any:
+    """Write ``text`` to ``path``, import it as a module of its own, return its ``program``
+    (line granularity traces a program only from a real source file)."""
+    path.write_text(text)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

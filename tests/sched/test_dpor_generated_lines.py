@@ -16,7 +16,6 @@ SCHED-42, SCHED-43, SCHED-44).
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 
 import pytest
@@ -25,6 +24,7 @@ from hypothesis import strategies as st
 
 from tests.sched.dpor_oracle import compare
 from tests.sched.programs import needs_line_granularity
+from tests.sched.shapes import import_program
 
 # One line each (``{k}`` is the thread's number, so that two writers write apart).
 LINES = {
@@ -95,13 +95,7 @@ _counter = itertools.count()
 
 def load(plan: tuple[tuple[str, ...], ...], directory) -> object:
     """Write ``plan``'s source into ``directory`` and import its ``program``."""
-    path = directory / f"generated_{next(_counter)}.py"
-    path.write_text(source(plan))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.program
+    return import_program(directory / f"generated_{next(_counter)}.py", source(plan))
 
 
 MAX_RUNS = 800  # of the unreduced search, per program
