@@ -133,9 +133,6 @@ LOGGED = ("checks that asyncio logs 'Task was destroyed but it is pending!' (bas
 # A test coordkit's loop fails where stock asyncio passes, for a fault of coordkit's own:
 # a strict expected failure naming it until it is fixed, counted as failed in the table.
 BUG = "a coordkit bug: "
-CALL_EXCEPTION_HANDLER = (BUG + "ControlledLoop overrides call_exception_handler, so a mock of "
-                          "BaseEventLoop.call_exception_handler (the test's) is not what the "
-                          "loop calls")
 DESTROY_PENDING = (BUG + "a task marked _log_destroy_pending = False (by gather and "
                    "run_until_complete for the tasks they make, or by the program) is reported "
                    "still pending at close, where stock asyncio never reports it")
@@ -170,7 +167,6 @@ def tasks_suite(all_pairs: bool = ALL_PAIRS) -> Suite | str:
                 early("10 s (a task's 10 s sleep ending within run_until_complete(sleep(0.01)))")},
         expected={("*", "test_error_in_call_soon"): LOGGED,
                   ("CoroutineGatherTests", "test_one_exception"): DESTROY_PENDING,
-                  ("CoroutineGatherTests", "test_issue46672"): CALL_EXCEPTION_HANDLER,
                   ("*", "test_task_repr_partial_corowrapper"): DESTROY_PENDING})  # 3.10's
 
 

@@ -205,13 +205,15 @@ class ControlledLoop(asyncio.BaseEventLoop):
             ex.point("call_soon_threadsafe", self._ck_label)
         return super().call_soon_threadsafe(callback, *args, context=context)
 
-    def call_exception_handler(self, context: dict[str, Any]) -> None:
-        """What asyncio only logs is the run's failure (AIO-6): an exception in a callback,
-        a task's exception never retrieved, a task destroyed pending.  A handler the program
-        set is called instead, as asyncio calls it."""
+    def default_exception_handler(self, context: dict[str, Any]) -> None:
+        """What reaches the default exception handler (asyncio would only log it) is the
+        run's failure (AIO-6): an exception in a callback, a task's exception never
+        retrieved, a task destroyed pending.  asyncio's own ``call_exception_handler`` is
+        not overridden (AIO-31): a handler the program set is called instead, as asyncio
+        calls it, and a patch of asyncio's method is what the loop calls."""
         ex = self._ex
-        if self._exception_handler is not None or ex.finished:
-            super().call_exception_handler(context)
+        if ex.finished:
+            super().default_exception_handler(context)
             return
         if ex.killing:
             return  # the run is over: its leftover tasks are coordkit's to drop
