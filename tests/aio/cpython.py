@@ -133,9 +133,6 @@ LOGGED = ("checks that asyncio logs 'Task was destroyed but it is pending!' (bas
 # A test coordkit's loop fails where stock asyncio passes, for a fault of coordkit's own:
 # a strict expected failure naming it until it is fixed, counted as failed in the table.
 BUG = "a coordkit bug: "
-DESTROY_PENDING = (BUG + "a task marked _log_destroy_pending = False (by gather and "
-                   "run_until_complete for the tasks they make, or by the program) is reported "
-                   "still pending at close, where stock asyncio never reports it")
 TASKGROUP_GAPS = early("the gap between its tasks' sleeps (0.1 s against 0.3 s, 1 s or 10 s)")
 
 # The task tests run each test of BaseTaskTests over eight pairs of Task and Future
@@ -165,9 +162,7 @@ def tasks_suite(all_pairs: bool = ALL_PAIRS) -> Suite | str:
         "test_tasks", only=kept, not_run=not_run,
         timing={("*", "test_uncancel_basic"):
                 early("10 s (a task's 10 s sleep ending within run_until_complete(sleep(0.01)))")},
-        expected={("*", "test_error_in_call_soon"): LOGGED,
-                  ("CoroutineGatherTests", "test_one_exception"): DESTROY_PENDING,
-                  ("*", "test_task_repr_partial_corowrapper"): DESTROY_PENDING})  # 3.10's
+        expected={("*", "test_error_in_call_soon"): LOGGED})
 
 
 SUITES: dict[str, Callable[[], Suite | str]] = {

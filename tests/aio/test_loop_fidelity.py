@@ -4,6 +4,7 @@ run with the loop swapped (AIO-30), found it reporting that asyncio does not."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from unittest import mock
 
 import coordkit
@@ -39,3 +40,52 @@ def test_what_reaches_the_default_exception_handler_still_fails_the_run():
     result = coordkit.explore(main, max_schedules=3, seed=1)
     assert result.failure is not None
     assert "Exception in callback" in result.failure.message
+
+
+def test_a_task_gather_leaves_pending_at_close_is_not_reported():
+    """AIO-32: ``gather`` marks the tasks it wraps coroutines in not to be reported if
+    destroyed pending (``_log_destroy_pending = False``), and stock asyncio never reports
+    them: closing the loop with one pending is not a failure (CPython's
+    CoroutineGatherTests.test_one_exception)."""
+    def fn() -> None:
+        loop = asyncio.new_event_loop()
+        blocker = loop.create_future()
+
+        async def fails() -> None:
+            raise ZeroDivisionError
+
+        async def waits() -> None:
+            await blocker
+
+        async def main() -> None:
+            with contextlib.suppress(ZeroDivisionError):
+                await asyncio.gather(fails(), waits())
+
+        loop.run_until_complete(main())
+        loop.close()
+
+    result = coordkit.explore(fn, max_schedules=10, seed=1)
+    assert result.failure is None
+
+
+def test_a_task_marked_not_to_report_is_not_reported_but_others_are():
+    """AIO-32 (with AIO-6): a task the program marks ``_log_destroy_pending = False`` is not
+    reported pending at close; its unmarked twin is."""
+    def closes_with_a_pending_task(marked: bool):
+        def fn() -> None:
+            loop = asyncio.new_event_loop()
+
+            async def forever() -> None:
+                await loop.create_future()
+
+            task = loop.create_task(forever(), name="sleeper")
+            task._log_destroy_pending = not marked
+            loop.run_until_complete(asyncio.sleep(0))
+            loop.close()
+
+        return fn
+
+    assert coordkit.explore(closes_with_a_pending_task(True), max_schedules=5, seed=1).failure is None
+    result = coordkit.explore(closes_with_a_pending_task(False), max_schedules=5, seed=1)
+    assert result.failure is not None
+    assert "'sleeper'" in result.failure.message

@@ -236,7 +236,10 @@ class ControlledLoop(asyncio.BaseEventLoop):
         elif not self.is_running() and not self._closed:
             thread = None if ex.current is None else ex.current.name
             tasks = [t for t in list(_TASKS) if t.get_loop() is self]
-            pending = [t for t in tasks if not t.done()]
+            # Not a task asyncio marks never to report (gather's, run_until_complete's,
+            # a program's): stock asyncio is silent on it (AIO-32).
+            pending = [t for t in tasks
+                       if not t.done() and getattr(t, "_log_destroy_pending", True)]
             unretrieved = [t for t in tasks if t.done() and not t.cancelled() and t._log_traceback]
             if pending:
                 names = ", ".join(repr(t.get_name()) for t in pending)
