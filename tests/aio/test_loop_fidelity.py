@@ -3,8 +3,10 @@ run with the loop swapped (AIO-30), found it reporting that asyncio does not."""
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import contextlib
+import time
 from unittest import mock
 
 import coordkit
@@ -89,3 +91,28 @@ def test_a_task_marked_not_to_report_is_not_reported_but_others_are():
     result = coordkit.explore(closes_with_a_pending_task(False), max_schedules=5, seed=1)
     assert result.failure is not None
     assert "'sleeper'" in result.failure.message
+
+
+def test_no_thread_of_a_closed_loop_is_left():
+    """AIO-33: the timer actor (AIO-5) ends when its loop closes: once the threads that
+    are ending have ended, ``_thread._count()`` is what it was before ``asyncio.run``, as
+    with stock asyncio (CPython's threading_cleanup found a thread left by every loop
+    whose actor had been offered)."""
+    counts: list[tuple[int, int]] = []
+
+    def fn() -> None:
+        before = _thread._count()
+
+        async def main() -> None:
+            sleeper = asyncio.ensure_future(asyncio.sleep(1))
+            await asyncio.sleep(0)  # iterations with a timer pending: the actor is offered
+            await asyncio.sleep(0)
+            await sleeper
+
+        asyncio.run(main())
+        time.sleep(1)  # as threading_cleanup waits for a test's threads to end
+        counts.append((before, _thread._count()))
+
+    result = coordkit.explore(fn, max_schedules=20, seed=3)
+    assert result.failure is None
+    assert counts and all(after == before for before, after in counts)

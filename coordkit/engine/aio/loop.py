@@ -252,6 +252,8 @@ class ControlledLoop(asyncio.BaseEventLoop):
                 fail(ex, loop_failure("Task exception was never retrieved", task.exception(),
                                       thread, f"task: {task!r}"))
         super().close()
+        if self._timers_idle and current_execution() is ex and not (ex.finished or ex.killing):
+            self._timers_idle.unpark_all(ex)  # the timer actor ends with its loop (AIO-33)
 
     def __del__(self, _warn: Any = None) -> None:
         """A loop the run left open (it was cut short) is closed quietly: its tasks and
@@ -360,16 +362,20 @@ class ControlledLoop(asyncio.BaseEventLoop):
     def _timer_arrivals(self) -> None:
         """The timer actor's life: chosen at an iteration that offered it, it makes timers
         arrive one at a time (a scheduling point after each), then waits for the next
-        offer.  Chosen later (the loop went on), it does nothing."""
+        offer.  Chosen later (the loop went on), it does nothing.  It ends when its loop
+        closes (at its next step, as a thread ends): a stock loop has no thread of its own,
+        and a program that waits for its threads to end (``_thread._count()``) finds none
+        left of it (AIO-33)."""
         ex = self._ex
-        while True:
+        while not self._closed:
             while self._offered == self._iteration and not self._closed:
                 self._drop_cancelled_timers()
                 if not self._scheduled or not self._may_arrive():
                     break
                 self._arrive()
                 ex.point("timer", self._ck_label)
-            self._timers_idle.park(ex, f"{self._ck_label} timers: not offered")
+            if not self._closed:
+                self._timers_idle.park(ex, f"{self._ck_label} timers: not offered")
 
     _timer_arrivals._ck_foreign = True  # type: ignore[attr-defined]  # a thread with no Thread
 
