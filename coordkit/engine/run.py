@@ -13,13 +13,15 @@ thread a run starts is ended before ``run`` returns.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import ctypes
+import gc
 import inspect
 import math
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -396,6 +398,7 @@ class Session:
         self.racing: frozenset[int] = options.racing
         self.learning = options.granularity == "auto"
         self.detected_runs = 0
+        self._collector: list[bool] = []  # the run in progress holds the collector: was it on
 
     def __enter__(self) -> Session:
         self._thread_names = threading._counter  # type: ignore[attr-defined]
@@ -412,6 +415,7 @@ class Session:
             if self._worker is not None:
                 self._worker.close()
         finally:
+            self._release_collector()  # a run abandoned in the worker never gave it back
             # A run that was abandoned or interrupted may not have put the numbering back.
             threading._counter = self._thread_names  # type: ignore[attr-defined]
             self._patch.__exit__()
@@ -461,7 +465,8 @@ class Session:
         saved = fresh_thread_names()
         self._run_started = sync.real_monotonic()
         try:
-            ex.run(program(fn))
+            with self._collector_held():
+                ex.run(program(fn))
         finally:
             self._run_started = None
             restore_thread_names(saved)
@@ -476,6 +481,31 @@ class Session:
             except Exception as exc:  # a strict replay that the program ended early
                 run.scheduler_error = exc
         return run
+
+    @contextlib.contextmanager
+    def _collector_held(self) -> Iterator[None]:
+        """No garbage collection inside a run unless the program asks for one (SCHED-60):
+        the cyclic collector is off while the run runs, and what was on is on again after
+        it, failing or not; before it, what earlier runs left is collected.  A collection at
+        a moment the allocation counts pick would run finalizers (a task's, a generator's,
+        an earlier run's objects') at different steps in runs of one schedule.  The
+        program's own ``gc.collect()``, ``gc.enable()`` and ``gc.disable()`` work as ever."""
+        was = gc.isenabled()
+        gc.disable()
+        gc.collect(0)
+        hold = [was]
+        self._collector = hold
+        try:
+            yield
+        finally:
+            if self._collector is hold:
+                self._release_collector()
+
+    def _release_collector(self) -> None:
+        """The collector as it was before the run that holds it, if one does."""
+        if self._collector:
+            (gc.enable if self._collector[0] else gc.disable)()
+        self._collector = []
 
     def _detects(self, run_index: int, *, record: bool) -> bool:
         """Whether this run detects races (see ``LEARNING_RUNS``)."""

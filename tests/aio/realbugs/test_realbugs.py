@@ -3,7 +3,6 @@ fixed twin clean (AIO-5: timers arrive as real time could make them)."""
 
 from __future__ import annotations
 
-import gc
 import sys
 
 import pytest
@@ -22,20 +21,6 @@ def _param(bug):
 
 
 BUGS = [_param(bug) for bug in ALL_BUGS]
-
-
-@pytest.fixture(autouse=True)
-def _no_collection_inside_runs():
-    """The cyclic collector off while a test explores and replays: a collection inside a
-    run finalizes an earlier run's objects there, and a replay of a program with threads
-    then diverges (about 1 in 5; a coordkit finding, issue 29 notes: the engine should
-    collect before each run).  The ports are tested, not that finding."""
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def test_the_set_has_twelve_distinct_bugs():
