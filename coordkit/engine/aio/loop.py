@@ -61,6 +61,25 @@ def _deadline(handle: Any) -> float:
     return handle._when
 
 
+# asyncio's own code whose timers are not the program's (AIO-35): 3.12+'s
+# ``shutdown_default_executor`` (``asyncio.run``'s, 300 s) times the executor's join with a
+# timer on the loop (``asyncio.timeout``: its ``__aenter__``, ``reschedule``, ``call_at``).
+_OWN_TIMERS_MADE_BY = frozenset({base_events.BaseEventLoop.shutdown_default_executor.__code__})
+_OWN_TIMER_DEPTH = 4  # frames from call_at up to the code that made the timer
+
+
+def _made_by_asyncio() -> bool:
+    """Whether the timer being made is asyncio's own (AIO-35)."""
+    frame = sys._getframe(2)
+    for _ in range(_OWN_TIMER_DEPTH):
+        if frame is None:
+            return False
+        if frame.f_code in _OWN_TIMERS_MADE_BY:
+            return True
+        frame = frame.f_back
+    return False
+
+
 class _Shown:
     """How a recorded run's rows name a handle the loop runs (AIO-9): the task it steps,
     by name and coroutine (``Task-2 main.<locals>.producer``), or the callback."""
@@ -152,6 +171,7 @@ class ControlledLoop(asyncio.BaseEventLoop):
         self._timers: Task | None = None
         self._timers_idle = WaitQueue()
         self._ck_glet: greenlet.greenlet | None = None  # the thread running it
+        self._ck_own_timers: set[Any] = set()  # asyncio's own (AIO-35): never early
 
     def __repr__(self) -> str:
         return (f"<coordkit {self._ck_label} running={self.is_running()} "
@@ -183,8 +203,13 @@ class ControlledLoop(asyncio.BaseEventLoop):
         return super().call_soon(callback, *args, context=context)
 
     def call_at(self, when: float, callback: Any, *args: Any, context: Any = None) -> Any:
+        """A timer; one made by asyncio's own shutdown code fires at its deadline only,
+        never early (AIO-35)."""
         self._check_caller("call_at")
-        return super().call_at(when, callback, *args, context=context)
+        handle = super().call_at(when, callback, *args, context=context)
+        if self._executor_shutdown_called and _made_by_asyncio():
+            self._ck_own_timers.add(handle)
+        return handle
 
     def _check_caller(self, method: str) -> None:
         """A loop's non-thread-safe methods, called from a thread other than the one running
@@ -324,21 +349,25 @@ class ControlledLoop(asyncio.BaseEventLoop):
         return self._first_twins(due) is not None or self._upcoming() is not None
 
     def _upcoming(self) -> Any:
-        """The first timer not yet due and not cancelled, if any."""
+        """The first timer not yet due and not cancelled, if any, of the program's: one of
+        asyncio's own shutdown code is never early (AIO-35)."""
         end = self.time() + self._clock_resolution
-        return min((h for h in self._scheduled if h._when >= end and not h._cancelled),
+        own = self._ck_own_timers
+        return min((h for h in self._scheduled
+                    if h._when >= end and not h._cancelled and h not in own),
                    key=_deadline, default=None)
 
     def _due(self) -> list[float]:
-        """The deadlines of the timers due now and not cancelled (in a heap, a due timer's
-        parent is due)."""
+        """The deadlines of the program's timers due now and not cancelled (in a heap, a
+        due timer's parent is due); asyncio's own fire in the loop's order (AIO-35)."""
         scheduled = self._scheduled
+        own = self._ck_own_timers
         end = self.time() + self._clock_resolution
         found, todo = [], [0]
         while todo:
             i = todo.pop()
             if i < len(scheduled) and scheduled[i]._when < end:
-                if not scheduled[i]._cancelled:
+                if not scheduled[i]._cancelled and scheduled[i] not in own:
                     found.append(scheduled[i]._when)
                 todo += (2 * i + 1, 2 * i + 2)
         return found
