@@ -80,6 +80,7 @@ class Trial:
     target: Any
     recorder: Recorder = field(default_factory=Recorder)
     results: dict[str, list[Outcome | None]] = field(default_factory=dict)
+    threads: dict[str, threading.Thread] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def result(self, thread: str, index: int) -> Outcome | None:
@@ -97,7 +98,7 @@ class Configuration:
     ``factory(*args)`` makes the primitive; a mutant run replaces ``factory``
     (``with_factory``) and nothing else.  ``threads`` holds one op list per
     thread, run by ``execute`` (one call each); ``setup`` prepares the trial
-    before the threads start, and ``finish`` runs in the main thread after they
+    once its threads exist and before they start, and ``finish`` runs in the main thread after they
     ended (a final read, a join).  ``model()`` is the pure model the recorded
     history must be linearizable against (None: the rule checks alone); each of
     ``checks`` raises ``AssertionError`` when a rule of ``rules`` is broken.
@@ -147,13 +148,13 @@ def program(config: Configuration) -> Callable[[], None]:
 
     def run() -> None:
         trial = Trial(config, config.factory(*config.args))
-        if config.setup is not None:
-            config.setup(trial)
-        threads = []
         for i, ops in enumerate(config.threads):
             name = f"T{i}"
             trial.results[name] = []
-            threads.append(threading.Thread(target=_thread_body(trial, name, ops), name=name))
+            trial.threads[name] = threading.Thread(target=_thread_body(trial, name, ops), name=name)
+        if config.setup is not None:
+            config.setup(trial)
+        threads = list(trial.threads.values())
         for t in threads:
             t.start()
         for t in threads:
