@@ -98,8 +98,12 @@ class Configuration:
     ``factory(*args)`` makes the primitive; a mutant run replaces ``factory``
     (``with_factory``) and nothing else.  ``threads`` holds one op list per
     thread, run by ``execute`` (one call each); ``setup`` prepares the trial
-    once its threads exist and before they start, and ``finish`` runs in the main thread after they
-    ended (a final read, a join).  ``model()`` is the pure model the recorded
+    once its threads exist and before they start, and ``finish`` runs in the
+    main thread after they ended (a final read, a join).  ``build(config)``,
+    when given, makes the trial's target instead of ``factory(*args)`` (a
+    runner row's queue; its ``setup`` makes the runner with ``factory``).
+    ``thread_exceptions_fail`` False lets a thread die of an exception the row
+    expects (RUNNER-4 step 5).  ``model()`` is the pure model the recorded
     history must be linearizable against (None: the rule checks alone); each of
     ``checks`` raises ``AssertionError`` when a rule of ``rules`` is broken.
     """
@@ -115,8 +119,9 @@ class Configuration:
     checks: tuple[Callable[[Trial], None], ...] = ()
     setup: Callable[[Trial], None] | None = None
     finish: Callable[[Trial], None] | None = None
+    build: Callable[[Configuration], Any] | None = None
+    thread_exceptions_fail: bool = True
     profile: str = "ci"
-    note: str = ""
 
     def with_factory(self, factory: Callable[..., Any]) -> Configuration:
         """The same configuration with another primitive class (a mutant)."""
@@ -147,7 +152,8 @@ def program(config: Configuration) -> Callable[[], None]:
     """The function DPOR explores: one run of ``config``, checked at its end (FORMAL-21)."""
 
     def run() -> None:
-        trial = Trial(config, config.factory(*config.args))
+        target = config.build(config) if config.build is not None else config.factory(*config.args)
+        trial = Trial(config, target)
         for i, ops in enumerate(config.threads):
             name = f"T{i}"
             trial.results[name] = []

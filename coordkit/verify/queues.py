@@ -118,20 +118,24 @@ def final_size(trial: Trial) -> None:
 
 def conserved(trial: Trial) -> None:
     """Every element stored is dequeued at most once or still stored, and nothing else comes out
-    (Q-ENQ-2, Q-DEQ-1, Q-DEQ-6, Q-CLOSE-5)."""
-    ops = [(op, result) for t, results in trial.results.items() if t != "main"
-           for op, result in zip(trial.config.threads[int(t[1:])], results)]
-    stored = Counter(op.arg for op, r in ops if op.kind == "enqueue" and r is not None and not r.is_error)
+    (Q-ENQ-2, Q-DEQ-1, Q-DEQ-6, Q-CLOSE-5); read from the recorded calls."""
+    stored: Counter[Any] = Counter()
     out: Counter[Any] = Counter()
-    for op, r in ops:
-        if r is not None and not r.is_error and op.kind == "dequeue":
-            out[r.value] += 1
-        elif r is not None and not r.is_error and op.kind in _BATCHES:
-            out.update(r.value)
+    size = None
+    for thread, kind, arg, _call, _ret, outcome in trial.recorder.calls:
+        if outcome is None or outcome.is_error:
+            continue
+        if kind == "enqueue":
+            stored[arg] += 1
+        elif kind == "dequeue":
+            out[outcome.value] += 1
+        elif kind in _BATCHES:
+            out.update(outcome.value)
+        elif kind == "size" and thread == "main":
+            size = outcome.value
     assert not out - stored, f"dequeued what no enqueue stored, or twice: {dict(out - stored)}"
-    size = trial.results["main"][0]
     left = sum((stored - out).values())
-    assert size == Outcome.ok(left), f"size() is {size} with {left} element(s) stored and not dequeued"
+    assert size == left, f"size() is {size} at the end with {left} element(s) stored and not dequeued"
 
 
 def served_in_arrival_order(thread: str, index: int, expected: Any) -> Callable[[Trial], None]:
