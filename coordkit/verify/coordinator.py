@@ -233,14 +233,14 @@ def looper_stopped(trial: Trial) -> None:
 
 def _coord_row(name: str, threads: list[list[Op]], rules: tuple[str, ...], *,
                checks: tuple[Any, ...] = (), setup: Any = None, model: bool = True,
-               finish: bool = True, profile: str = "ci") -> Configuration:
+               finish: bool = True, profile: str = "ci", more_threads: str = "") -> Configuration:
     return Configuration(
         name=name, primitive="Coordinator", factory=Coordinator, args=(),
         threads=tuple(tuple(t) for t in threads), execute=coordinator_executor,
         rules=tuple(dict.fromkeys((*(("HIST-6",) if model else ()), *rules))),
         model=CoordinatorHistoryModel if model else None,
         checks=(joined_threads_ended, *checks), setup=setup,
-        finish=after_join if finish else None, profile=profile)
+        finish=after_join if finish else None, profile=profile, more_threads=more_threads)
 
 
 def _stop(reason: str | None = None, **kw: Any) -> Op:
@@ -268,7 +268,7 @@ COORDINATOR_ROWS: list[Configuration] = [
                ("COORD-13", "COORD-14", "COORD-15"), checks=(grace_gave_up,), model=False, finish=False),
     _coord_row("coord-looper", [[_stop("ValueError")]],
                ("LOOP-1", "LOOP-2", "LOOP-3", "COORD-4", "COORD-9", "COORD-12", *_AFTER),
-               setup=start_looper, checks=(looper_stopped,)),
+               setup=start_looper, checks=(looper_stopped,), more_threads="looper"),
     _coord_row("coord-3x2",
                [[_stop("ValueError"), Op("should_stop")], [Op("wait_for_stop"), Op("clear_stop")],
                 [_stop("KeyError"), _stop("OutOfRangeError")]],

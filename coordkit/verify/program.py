@@ -122,6 +122,8 @@ class Configuration:
     build: Callable[[Configuration], Any] | None = None
     thread_exceptions_fail: bool = True
     profile: str = "ci"
+    more_threads: str = ""  # threads the primitive starts itself, for the shape
+    made: str = ""  # how the primitive is made, when ``factory(*args)`` does not say it
 
     def with_factory(self, factory: Callable[..., Any]) -> Configuration:
         """The same configuration with another primitive class (a mutant)."""
@@ -129,8 +131,9 @@ class Configuration:
 
     @property
     def shape(self) -> str:
-        """Threads x operations, e.g. ``3x(2,1,1)``."""
-        return f"{len(self.threads)}x({','.join(str(len(t)) for t in self.threads)})"
+        """Threads x operations, e.g. ``3x(2,1,1)``, and the threads the primitive starts."""
+        shape = f"{len(self.threads)}x({','.join(str(len(t)) for t in self.threads)})"
+        return f"{shape} + {self.more_threads}" if self.more_threads else shape
 
     def describe(self) -> str:
         """The op lists, one thread after another: ``T0: enqueue(1); T1: dequeue()``."""

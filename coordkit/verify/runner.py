@@ -152,7 +152,12 @@ def _runner_row(name: str, capacity: int, sources: tuple[tuple[Any, ...], ...], 
         threads=tuple(tuple(t) for t in consumers), execute=runner_executor,
         rules=tuple(dict.fromkeys(("HIST-6", *rules, "Q-DEQ-6"))), model=lambda: FIFOModel(capacity),
         checks=(conserved, *checks), setup=runner_setup, finish=runner_finish, build=_build_queue,
-        thread_exceptions_fail=thread_exceptions_fail, profile=profile)
+        thread_exceptions_fail=thread_exceptions_fail, profile=profile,
+        made=(f"`FIFOQueue({capacity})` fed by a QueueRunner with ops of sources {sources!r}"
+              + (", a coordinator" if coordinated else ", no coordinator")
+              + (", stopped before the threads start" if stop_first else "")),
+        more_threads=f"runner {len(sources)}x({','.join(str(len(s)) for s in sources)})"
+                     + (" + close-on-stop" if coordinated else ""))
 
 
 def _take(n: int) -> list[Op]:
