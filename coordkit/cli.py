@@ -636,7 +636,25 @@ def build_parser() -> argparse.ArgumentParser:
                       help="write the interactive viewer (one self-contained page) to this file")
     show.add_argument("--open", action="store_true", help="open the --html page in a web browser")
     show.set_defaults(run=cmd_show)
+
+    from coordkit.verify import add_arguments
+
+    verify = sub.add_parser("verify", help="check every reference primitive over all interleavings "
+                                           "of small configurations (specs/verification.md)")
+    add_arguments(verify)
+    verify.set_defaults(run=cmd_verify)
     return parser
+
+
+def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
+    """The verification table (FORMAL-20): exit 1 when any row fails."""
+    from coordkit.verify import rows, run
+
+    try:
+        rows(args.profile, args.only)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    return run(args, out)
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

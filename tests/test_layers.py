@@ -5,7 +5,7 @@
     engine: search/replay/harness -> shrink -> report -> run -> schedulers -> dpor
         -> shims/patch/lines -> aio -> runtime -> points/frames -> sync, errors
                                             (never a primitive)
-    stateful, history, testing, cli, pytest_plugin, viewer: on top
+    stateful, history, testing, cli, pytest_plugin, viewer, verify: on top
 
 Read from the code's own imports by grimp, those made only for type checkers
 included (a circle there is a circle in the design).  A new upward import or circle
@@ -26,6 +26,7 @@ TOP = {
     "coordkit", "coordkit.cli", "coordkit.__main__", "coordkit.pytest_plugin", "coordkit.testing",
     "coordkit.history", "coordkit.stateful", "coordkit.models", "coordkit.viewer",
     "coordkit.strategies", "coordkit.harness", "coordkit.schedulers", "coordkit.trace", "coordkit._demo",
+    "coordkit.verify",
 }
 # Within the engine, what each layer may import (besides sync, errors and itself).
 ENGINE_LAYERS = [
