@@ -5,12 +5,15 @@ Every way a program gets a new loop goes through the default policy:
 ``asyncio.new_event_loop`` call ``new_event_loop``, ``asyncio.get_event_loop``
 calls ``get_event_loop``.  Inside a run these make and keep coordkit's loops, one
 current loop per controlled thread, in the run's own table; outside a run they are
-asyncio's own (AIO-2).
+asyncio's own (AIO-2).  What asyncio and ``concurrent.futures`` only log or warn of
+inside a run (a coroutine never awaited, a done callback's exception) is its failure.
 """
 
 from __future__ import annotations
 
+import concurrent.futures._base as _futures
 import gc
+import sys
 import threading
 import warnings
 import weakref
@@ -117,6 +120,33 @@ def _run_forever(loop: Any) -> None:
     _real_run_forever(loop)
 
 
+_CALLBACK_FAILED = "exception calling callback for %r"
+
+
+class _FuturesLogger:
+    """``concurrent.futures``' logger inside a session: a done callback's exception, which
+    a ``Future`` only logs ("exception calling callback for ..."), raised in a run's
+    thread, is the run's failure, as AIO-6 makes a loop callback's (AIO-36).  Everything
+    else goes to the real logger."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def exception(self, msg: Any, *args: Any, **kwargs: Any) -> None:
+        ex = current_execution()
+        exc = sys.exc_info()[1]
+        if (msg != _CALLBACK_FAILED or exc is None or ex is None or ex.current is None
+                or ex.killing or ex.finished):
+            self._real.exception(msg, *args, **kwargs)
+            return
+        future = args[0] if args else None
+        fail(ex, loop_failure(f"exception calling callback for a {type(future).__name__}",
+                              exc, ex.current.name, f"future: {future!r}"))
+
+
 PATCHES: list[tuple[Any, str, Any]] = [
     (_Policy, "new_event_loop", _new_event_loop),
     (_Policy, "set_event_loop", _set_event_loop),
@@ -124,4 +154,6 @@ PATCHES: list[tuple[Any, str, Any]] = [
     (base_events.BaseEventLoop, "run_forever", _run_forever),
     # The interpreter looks it up at each coroutine it finalizes unawaited.
     (warnings, "_warn_unawaited_coroutine", _warn_unawaited_coroutine),
+    # Read at each call (``LOGGER.exception``, ``_base.LOGGER``) by concurrent.futures.
+    (_futures, "LOGGER", _FuturesLogger(_futures.LOGGER)),
 ]
