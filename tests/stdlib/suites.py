@@ -19,10 +19,10 @@ SIGNALS = ("signals: interrupt_main() signals the OS main thread, and signal han
            "installed inside a run (SCHED-4i)")
 STRESS = ("a stress test: more steps than one run's step budget allows, where a schedule "
           "explored is worth less than many small ones (SCHED-21)")
-FINALIZERS = ("puts from __del__ of cycles the cyclic GC collects at arbitrary allocation "
-              "points: when the collector runs is not a scheduling decision, and a "
-              "finalizer's put would be a scheduling point inside whatever it interrupted, "
-              "the scheduler's own bookkeeping included (SCHED-4j)")
+FINALIZERS = ("puts from __del__ of cycles it counts on the cyclic GC to collect at "
+              "arbitrary allocation points, and the collector is off inside a run "
+              "(SCHED-60), so none of its rounds would be the reentrant put it checks "
+              "(SCHED-4j)")
 
 
 def lock_suite() -> Suite | str:
