@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from coordkit.engine.report import RunReport, failure_error
-from coordkit.engine.run import OpenRun, Run, Session, check_positive
+from coordkit.engine.run import OpenRun, Run, Session, check_positive, check_program, program
 from coordkit.engine.runtime import Execution, Kill
 from coordkit.engine.schedulers import ReplayScheduler
 from coordkit.engine.search import run_options
@@ -182,9 +182,11 @@ class Harness:
         return op
 
     def _operation(self, fn: Callable[[], Any], name: str | None) -> tuple[Operation, Callable[[], None]]:
-        """A new operation, and the job (run on the worker) that creates its thread."""
-        if not callable(fn):
-            raise TypeError(f"fn must be a zero-argument callable, got {fn!r}")
+        """A new operation, and the job (run on the worker) that creates its thread.  An
+        ``async def`` ``fn`` runs as a run runs it, with ``asyncio.run`` on a loop of
+        coordkit's in the operation's thread (HARN-6, AIO-1)."""
+        check_program("fn", fn)
+        call = program(fn)
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a str or None, got {name!r}")
         run = self._open_run()
@@ -193,7 +195,7 @@ class Harness:
 
         def body() -> None:
             try:
-                op._value = fn()
+                op._value = call()
             except Kill:
                 raise
             except BaseException as exc:  # the operation's outcome, not a thread failure

@@ -565,7 +565,8 @@ class OpenRun:
                 first()
             ex.set_step_limit(ex.steps + steps)
             ex.horizon = horizon
-            ex.drive()
+            with self._session._collector_held():  # each step, as a run (SCHED-60)
+                ex.drive()
             if ex.failure is None and ex.clock.now < horizon:
                 ex.clock.now = horizon
 

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import logging
 import threading
 import time
 
@@ -22,6 +24,52 @@ def test_an_exception_in_a_callback_fails_the_run():
     assert result.failure is not None
     assert "Exception in callback" in result.failure.message
     assert "ZeroDivisionError" in result.failure.message
+    with pytest.raises(ZeroDivisionError):
+        coordkit.replay(main, result.failure.trace)
+
+
+def _submitted_with_a_failing_callback() -> None:
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        future = pool.submit(lambda: 1)
+        future.add_done_callback(lambda done: 1 / 0)
+        future.result()
+
+
+def _done_then_a_failing_callback() -> None:
+    future: concurrent.futures.Future[int] = concurrent.futures.Future()
+    future.set_result(1)
+    future.add_done_callback(lambda done: 1 / 0)  # called at once, by the caller
+
+
+@pytest.mark.parametrize("program", [_submitted_with_a_failing_callback,
+                                     _done_then_a_failing_callback])
+def test_a_concurrent_futures_done_callbacks_exception_fails_the_run(program, caplog):
+    """AIO-36: a done callback's exception, which ``concurrent.futures`` only logs
+    ("exception calling callback for ..."), fails the run (whichever thread runs the
+    callback), and its replay raises it; nothing is logged."""
+    with caplog.at_level(logging.ERROR, logger="concurrent.futures"):
+        result = coordkit.explore(program, max_schedules=10, seed=1)
+        failure = result.failure
+        assert failure is not None
+        assert failure.message == ("exception calling callback for a Future: "
+                                   "ZeroDivisionError: division by zero")
+        with pytest.raises(ZeroDivisionError):
+            coordkit.replay(program, failure.trace)
+    assert not caplog.records
+
+
+def test_an_asyncio_futures_done_callbacks_exception_fails_the_run():
+    """AIO-36 (with AIO-6): an asyncio ``Future``'s done callback runs as a loop callback:
+    its exception ("Exception in callback") fails the run."""
+    async def main() -> None:
+        future = asyncio.get_running_loop().create_future()
+        future.add_done_callback(lambda done: 1 / 0)
+        future.set_result(1)
+        await asyncio.sleep(0)
+
+    result = coordkit.explore(main, max_schedules=5, seed=1)
+    assert result.failure is not None
+    assert "Exception in callback" in result.failure.message
     with pytest.raises(ZeroDivisionError):
         coordkit.replay(main, result.failure.trace)
 

@@ -105,3 +105,16 @@ def test_the_programs_own_collection_runs_its_finalizers():
         return log, gc.isenabled()
 
     assert coordkit.run(fn) == (["finalized mine"], True)
+
+
+def test_a_harness_step_holds_the_collector_and_gives_it_back():
+    """SCHED-60: each step a Harness drives is a run's: the collector off inside, back as
+    the caller had it between steps."""
+    assert gc.isenabled()
+    with coordkit.Harness() as h:
+        assert h.run(gc.isenabled) is False
+        assert gc.isenabled()
+        log: list[str] = []
+        h.run(lambda: _Cyclic(log, "the operation's") and None)
+        assert log == []  # not collected inside the step
+    assert gc.isenabled()

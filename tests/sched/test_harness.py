@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -154,3 +155,43 @@ def test_bad_arguments():
             h.start(42)
     with pytest.raises(RuntimeError, match="not open"):
         h.settle()
+
+
+def test_an_async_operation_runs_on_a_loop_of_its_own_and_may_stay_pending():
+    """HARN-6: an ``async def`` operation runs as a run runs it (AIO-1), on the run's
+    clock: its value is the result; one that awaits a timer or what a later step does
+    stays pending until then."""
+    import asyncio
+
+    with coordkit.Harness() as h:
+        gate = h.run(threading.Event)
+
+        async def doubled() -> int:
+            await asyncio.sleep(1)
+            return 2 * 21
+
+        async def waits() -> str:
+            await asyncio.to_thread(gate.wait)
+            return "released"
+
+        async def now() -> float:
+            return asyncio.get_running_loop().time()
+
+        assert h.run(now) == h.run(time.monotonic)
+        sleeper = h.start(doubled)
+        assert sleeper.pending  # a settle passes no virtual time (HARN-2)
+        h.advance(1)
+        assert sleeper.outcome == ("ok", 42)
+        op = h.start(waits)
+        assert op.pending
+        h.run(gate.set)
+        assert op.outcome == ("ok", "released")
+
+
+def test_an_async_operation_refuses_a_coroutine_object():
+    """HARN-6: a coroutine object is a TypeError naming ``fn``, as for ``explore``."""
+    async def main() -> None:
+        pass
+
+    with coordkit.Harness() as h, pytest.raises(TypeError, match="fn must be"):
+        h.start(main())

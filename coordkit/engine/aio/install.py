@@ -5,16 +5,19 @@ Every way a program gets a new loop goes through the default policy:
 ``asyncio.new_event_loop`` call ``new_event_loop``, ``asyncio.get_event_loop``
 calls ``get_event_loop``.  Inside a run these make and keep coordkit's loops, one
 current loop per controlled thread, in the run's own table; outside a run they are
-asyncio's own (AIO-2).
+asyncio's own (AIO-2).  What asyncio and ``concurrent.futures`` only log or warn of
+inside a run (a coroutine never awaited, a done callback's exception) is its failure.
 """
 
 from __future__ import annotations
 
+import concurrent.futures._base as _futures
 import gc
+import sys
 import threading
 import warnings
 import weakref
-from asyncio import base_events, events
+from asyncio import base_events, events, runners
 from typing import Any
 
 from coordkit.engine.aio.loop import ControlledLoop, fail
@@ -102,6 +105,45 @@ def _collecting(phase: str, info: Any) -> None:
 gc.callbacks.append(_collecting)
 
 
+def _refused(loop: Any, made_by: str) -> RuntimeError:
+    """The error for a loop that is not coordkit's, run inside a run (AIO-8)."""
+    return RuntimeError(
+        f"{loop!r} is not coordkit's event loop, and cannot run inside a controlled run "
+        f"(it was made {made_by}): make the loop inside the run with asyncio.run, "
+        "asyncio.Runner or asyncio.new_event_loop, with neither a loop_factory nor an "
+        "event-loop policy of the program's")
+
+
+_real_module_new_event_loop = events.new_event_loop
+
+
+def _module_new_event_loop() -> Any:
+    """``asyncio.new_event_loop()``: inside a run, a loop that the program's own event-loop
+    policy makes (uvloop's, any that does not derive from asyncio's) is refused, and
+    closed, before anything runs on it (AIO-8)."""
+    loop = _real_module_new_event_loop()
+    if current_execution() is not None and not isinstance(loop, ControlledLoop):
+        loop.close()
+        raise _refused(loop, "by an event-loop policy of the program's")
+    return loop
+
+
+_real_lazy_init = getattr(getattr(runners, "Runner", None), "_lazy_init", None)
+
+
+def _lazy_init(runner: Any) -> None:
+    """``asyncio.Runner`` (3.11+; ``asyncio.run`` from 3.12): inside a run, a loop its
+    ``loop_factory`` makes that is not coordkit's is refused and closed, and the runner
+    closed with it, before anything runs on it (AIO-8)."""
+    _real_lazy_init(runner)
+    loop = runner._loop
+    if current_execution() is not None and not isinstance(loop, ControlledLoop):
+        runner._loop = None
+        runner._state = runners._State.CLOSED
+        loop.close()
+        raise _refused(loop, "by a loop_factory of the program's")
+
+
 _real_run_forever = base_events.BaseEventLoop.run_forever
 
 
@@ -109,12 +151,35 @@ def _run_forever(loop: Any) -> None:
     """A loop that is not coordkit's, run inside a run, would block in a real ``select()``
     outside the scheduler: refused at once, naming it (AIO-8)."""
     if current_execution() is not None and not isinstance(loop, ControlledLoop):
-        raise RuntimeError(
-            f"{loop!r} is not coordkit's event loop, and cannot run inside a controlled run "
-            "(it was made before the run, or by a loop_factory of the program's): make the "
-            "loop inside the run with asyncio.run, asyncio.Runner or asyncio.new_event_loop, "
-            "without a loop_factory")
+        raise _refused(loop, "before the run")
     _real_run_forever(loop)
+
+
+_CALLBACK_FAILED = "exception calling callback for %r"
+
+
+class _FuturesLogger:
+    """``concurrent.futures``' logger inside a session: a done callback's exception, which
+    a ``Future`` only logs ("exception calling callback for ..."), raised in a run's
+    thread, is the run's failure, as AIO-6 makes a loop callback's (AIO-36).  Everything
+    else goes to the real logger."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def exception(self, msg: Any, *args: Any, **kwargs: Any) -> None:
+        ex = current_execution()
+        exc = sys.exc_info()[1]
+        if (msg != _CALLBACK_FAILED or exc is None or ex is None or ex.current is None
+                or ex.killing or ex.finished):
+            self._real.exception(msg, *args, **kwargs)
+            return
+        future = args[0] if args else None
+        fail(ex, loop_failure(f"exception calling callback for a {type(future).__name__}",
+                              exc, ex.current.name, f"future: {future!r}"))
 
 
 PATCHES: list[tuple[Any, str, Any]] = [
@@ -122,6 +187,10 @@ PATCHES: list[tuple[Any, str, Any]] = [
     (_Policy, "set_event_loop", _set_event_loop),
     (_Policy, "get_event_loop", _get_event_loop),
     (base_events.BaseEventLoop, "run_forever", _run_forever),
+    (events, "new_event_loop", _module_new_event_loop),
+    *([(runners.Runner, "_lazy_init", _lazy_init)] if _real_lazy_init is not None else []),
     # The interpreter looks it up at each coroutine it finalizes unawaited.
     (warnings, "_warn_unawaited_coroutine", _warn_unawaited_coroutine),
+    # Read at each call (``LOGGER.exception``, ``_base.LOGGER``) by concurrent.futures.
+    (_futures, "LOGGER", _FuturesLogger(_futures.LOGGER)),
 ]

@@ -27,6 +27,8 @@ import asyncio
 import heapq
 import itertools
 import sys
+import time
+import types
 import weakref
 from asyncio import base_events, events
 from typing import Any, ClassVar
@@ -172,6 +174,8 @@ class ControlledLoop(asyncio.BaseEventLoop):
         self._timers_idle = WaitQueue()
         self._ck_glet: greenlet.greenlet | None = None  # the thread running it
         self._ck_own_timers: set[Any] = set()  # asyncio's own (AIO-35): never early
+        # The run's time.monotonic (coordkit's, a function), to see a program replace it.
+        self._ck_monotonic = time.monotonic if isinstance(time.monotonic, types.FunctionType) else None
 
     def __repr__(self) -> str:
         return (f"<coordkit {self._ck_label} running={self.is_running()} "
@@ -304,6 +308,8 @@ class ControlledLoop(asyncio.BaseEventLoop):
         self._iteration += 1  # an offer made at the last iteration ends here
         self._drop_cancelled_timers()
         ex = self._ex
+        if time.monotonic is not self._ck_monotonic:
+            self._clock_replaced()
         if not self._ready and not self._stopping:
             self._select()
         if self._scheduled and self._may_arrive():
@@ -321,6 +327,14 @@ class ControlledLoop(asyncio.BaseEventLoop):
             handle = ready.popleft()
             if not handle._cancelled:
                 handle._run()
+
+    def _clock_replaced(self) -> None:
+        """``time.monotonic`` is not the run's (a ``mock.patch`` of the program's): a warning
+        of the run, since the loop keeps the virtual clock, which the replacement neither
+        reads nor moves (AIO-8)."""
+        self._ex.warn(f"time.monotonic was replaced during the run (a mock?): {self._ck_label} "
+                      "keeps the run's virtual clock, which the replacement neither reads nor "
+                      "moves, so the program's time and the loop's differ")
 
     def _select(self) -> None:
         """Nothing is ready: a scheduling point, then park until the first timer is due
