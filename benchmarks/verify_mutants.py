@@ -2,8 +2,9 @@
 
 For each mutant of ``tests/stateful/mutants.py`` (``MUTANTS``), run every row of
 its primitive in the verification table with the mutant in place of the
-reference class, and print the smallest killing row (fewest calls, then fewest
-threads, then fewest schedules to the kill), the schedules it took, and how the
+reference class, smallest first, and print the smallest killing row (fewest
+calls, then fewest threads, then fewest schedules to the kill; no row bigger
+than a kill is run), the schedules it took, and how the
 run failed.  A mutant no row kills is printed as SURVIVED and the exit status is
 1: the table misses a configuration (add the row, never drop the mutant).
 
@@ -23,24 +24,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from coordkit.verify.table import RowResult, mutant_kills  # noqa: E402
+from coordkit.verify.table import smallest_kill  # noqa: E402
 from tests.stateful.mutants import MUTANTS, Mutant  # noqa: E402
 
 
 def primitive(mutant: Mutant) -> str:
     """The primitive a mutant replaces: its machine's name without ``Machine``."""
     return mutant.machine.removesuffix("Machine")
-
-
-def size(result: RowResult) -> tuple[int, int, int]:
-    config = result.config
-    return (sum(len(t) for t in config.threads), len(config.threads), result.schedules)
-
-
-def smallest_kill(mutant: Mutant, profile: str = "nightly") -> RowResult | None:
-    """The smallest row that kills ``mutant``, or None when it survives every row."""
-    kills = [r for r in mutant_kills(mutant.factory, primitive(mutant), profile) if r.failure is not None]
-    return min(kills, key=size, default=None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'mutant':34} {'race':5} {'smallest killing configuration':36} {'schedules':>9}  how")
     for mutant in mutants:
         start = time.perf_counter()
-        kill: Any = smallest_kill(mutant, args.profile)
+        kill: Any = smallest_kill(mutant.factory, primitive(mutant), args.profile)
         if kill is None:
             survivors.append(mutant.name)
             print(f"{mutant.name:34} {'yes' if mutant.race else '':5} {'SURVIVED':36}", flush=True)

@@ -31,6 +31,10 @@ REASONS: dict[str, type[BaseException]] = {
     "OutOfRangeError": OutOfRangeError,
 }
 _KEY = object()
+# What a coordinator call may raise by the rules: a reason (join, raise_requested_exception,
+# request_stop after a join) or RuntimeError (a join that gave up, COORD-15); anything else
+# kills the thread and fails the run.
+_RULED = (*REASONS.values(), RuntimeError)
 _RECORDED = ("request_stop", "clear_stop", "should_stop", "wait_for_stop", "join",
              "raise_requested_exception")
 
@@ -147,7 +151,7 @@ def coordinator_executor(trial: Trial, thread: str, op: Op) -> Outcome | None:
     start = recorder.tick()
     try:
         outcome = Outcome.ok(_invoke(trial, op))
-    except (Exception, RuntimeError) as exc:
+    except _RULED as exc:
         outcome = Outcome.error(exc)
     if op.kind in _RECORDED and not (op.kind == "join" and outcome == Outcome.error(RuntimeError)):
         recorder.add(thread, op.kind, op.arg if op.kind == "request_stop" else None, start,
@@ -155,14 +159,16 @@ def coordinator_executor(trial: Trial, thread: str, op: Op) -> Outcome | None:
     return outcome
 
 
+_AFTER_JOIN = (Op("join"), Op("raise_requested_exception"), Op("request_stop", "TypeError"),
+               Op("raise_requested_exception"))
+
+
 def after_join(trial: Trial) -> None:
     """The main thread, every thread ended: join, read the record twice, report once more.
 
     COORD-7 (a report after a join raises), COORD-15..17 (the record is kept).
     """
-    trial.results["main"] = [coordinator_executor(trial, "main", op) for op in (
-        Op("join"), Op("raise_requested_exception"), Op("request_stop", "TypeError"),
-        Op("raise_requested_exception"))]
+    trial.results["main"] = [coordinator_executor(trial, "main", op) for op in _AFTER_JOIN]
 
 
 def joined_threads_ended(trial: Trial) -> None:
@@ -176,7 +182,7 @@ def joined_threads_ended(trial: Trial) -> None:
 def _join_outcomes(trial: Trial) -> list[Outcome | None]:
     found = []
     for name, results in trial.results.items():
-        ops = trial.config.threads[int(name[1:])] if name != "main" else (Op("join"),) + (Op("x"),) * 3
+        ops = _AFTER_JOIN if name == "main" else trial.config.threads[int(name[1:])]
         found += [r for op, r in zip(ops, results) if op.kind == "join"]
     return found
 
@@ -273,4 +279,10 @@ COORDINATOR_ROWS: list[Configuration] = [
                [[_stop("ValueError"), Op("should_stop")], [Op("wait_for_stop"), Op("clear_stop")],
                 [_stop("KeyError"), _stop("OutOfRangeError")]],
                ("COORD-2", "COORD-3", "COORD-4", "COORD-8", "COORD-10", *_AFTER), profile="nightly"),
+    _coord_row("coord-3x3",
+               [[_stop("ValueError"), Op("clear_stop"), _stop("KeyError")],
+                [Op("wait_for_stop"), _stop("TypeError"), Op("should_stop")],
+                [Op("join", ("T1",), timeout=1), Op("raise_requested_exception"), _stop("OutOfRangeError")]],
+               ("COORD-2", "COORD-3", "COORD-4", "COORD-8", "COORD-10", "COORD-13", "COORD-14", *_AFTER),
+               profile="nightly"),
 ]

@@ -223,6 +223,9 @@ def _fifo_rows() -> list[Configuration]:
         _queue_row("fifo-3x2", fifo, FIFOQueue, (1,),
                    [[_e(1), _e(2)], [_d(), _d()], [_e(3), Op("close")]],
                    (*_FIFO_RULES, "Q-CLOSE-1", "Q-CLOSE-5"), model(1), profile="nightly"),
+        _queue_row("fifo-3x3", fifo, FIFOQueue, (2,),
+                   [[_e(1), _e(2), Op("close")], [_d(), _d(), _d()], [_e(3), Op("dequeue_up_to", 2)]],
+                   (*_FIFO_RULES, "Q-DEQ-5", "Q-CLOSE-1", "Q-CLOSE-5"), model(None), profile="nightly"),
     ]
 
 
@@ -259,6 +262,17 @@ def _other_rows() -> list[Configuration]:
         _queue_row("priority-3x2", pq, PriorityQueue, (2,),
                    [[_e(b), _e(a)], [_e(c), Op("close")], [Op("dequeue_up_to", 2), _d()]],
                    ("PQ-2", "PQ-5", "Q-CLOSE-1", "Q-CLOSE-5"), by_priority(None), profile="nightly"),
+        _queue_row("priority-3x3", pq, PriorityQueue, (2,),
+                   [[_e(b), _e(a), Op("close")], [_d(), Op("dequeue_up_to", 2), _d()],
+                    [_e(c), Op("dequeue_many", 1)]],
+                   ("PQ-2", "PQ-4", "PQ-5", "Q-CLOSE-1", "Q-CLOSE-5"), by_priority(None), profile="nightly"),
+        _queue_row("rsq-3x2", rsq, shuffle_queue, (2, 1),
+                   [[_e(1), _e(2)], [_d(), _d()], [_e(3), Op("close")]],
+                   ("RSQ-2", "RSQ-3", "RSQ-4", "Q-CLOSE-1", "Q-CLOSE-5"), shuffled(2, 1), profile="nightly"),
+        _queue_row("padding-3x2", pad, padding_queue, (2,),
+                   [[_e(1), _e(2)], [Op("dequeue_up_to", 2), _d()], [_e(3), Op("close")]],
+                   ("PAD-3", "PAD-4", "PAD-7", "Q-DEQ-5", "Q-CLOSE-5"), lambda: FIFOModel(None), codec=PADDED,
+                   profile="nightly"),
     ]
 
 

@@ -18,8 +18,8 @@ from coordkit.verify.program import Configuration, program
 from coordkit.verify.queues import QUEUE_ROWS
 from coordkit.verify.runner import RUNNER_ROWS
 
-__all__ = ["PROFILES", "TABLE", "Budget", "RowResult", "cells", "markdown_rows", "mutant_kills", "rows",
-           "text", "verify_row"]
+__all__ = ["PROFILES", "TABLE", "Budget", "RowResult", "cells", "markdown_rows", "rows", "size",
+           "smallest_kill", "text", "verify_row"]
 
 TABLE: list[Configuration] = [*QUEUE_ROWS, *COORDINATOR_ROWS, *RUNNER_ROWS]
 
@@ -93,11 +93,27 @@ def verify_row(config: Configuration, factory: Callable[..., Any] | None = None,
                      None if failure is None else str(failure))
 
 
-def mutant_kills(factory: Callable[..., Any], primitive: str, profile: str = "nightly") -> list[RowResult]:
-    """Run every row of ``primitive`` with ``factory`` in place of the reference class (FORMAL-28):
-    one result per row, those with a failure being the rows that kill it."""
+def size(config: Configuration) -> tuple[int, int]:
+    """How big a row is: its calls, then its threads."""
+    return (sum(len(t) for t in config.threads), len(config.threads))
+
+
+def smallest_kill(factory: Callable[..., Any], primitive: str, profile: str = "nightly") -> RowResult | None:
+    """The smallest row of ``primitive`` that fails with ``factory`` in place of the reference
+    class (FORMAL-28): fewest calls, then fewest threads, then fewest schedules to the kill.
+    None when every row passes with it (or runs out of budget: a survivor either way).
+
+    Rows run smallest first, and none bigger than a kill already found.
+    """
     budget = PROFILES[profile][1]
-    return [verify_row(config, factory, budget=budget, shrink=False) for config in rows(profile, primitive)]
+    best: RowResult | None = None
+    for config in sorted(rows(profile, primitive), key=size):
+        if best is not None and size(config) > size(best.config):
+            break
+        result = verify_row(config, factory, budget=budget, shrink=False)
+        if result.failure is not None and (best is None or result.schedules < best.schedules):
+            best = result
+    return best
 
 
 def _first_line(report: str) -> str:
