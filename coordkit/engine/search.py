@@ -22,9 +22,16 @@ from coordkit.engine.shrink import confirm_minimal
 from coordkit.engine.shrink import shrink as shrink_choices
 from coordkit.errors import FailureKind, UncontrolledBlockingError
 
-__all__ = ["explore", "run_options"]
+__all__ = ["SHRINK_STOPPED", "explore", "run_options"]
 
 Progress = Callable[[int, float], Any]
+
+# The wall clock of an exploration's budget (a module attribute, so a test can give it
+# a clock of its own).
+clock: Callable[[], float] = sync.real_monotonic
+
+# What a failure's ``minimality`` says when ``time_budget`` ran out while it was shrunk.
+SHRINK_STOPPED = "shrinking stopped at time_budget, not known to be minimal"
 
 
 def run_options(fn: Any, *, max_steps: int = MAX_STEPS, run_timeout: float = 10.0,
@@ -92,8 +99,9 @@ def explore(
     failure is shrunk to fewer preemptions and returned as ``result.failure``;
     ``result.failure.trace`` replays it with ``replay``.
 
-    ``time_budget`` caps the whole exploration in wall-clock seconds;
-    ``run_timeout`` caps one run (a watchdog ends a run stuck outside the
+    ``time_budget`` caps the whole call in wall-clock seconds, for every strategy: no
+    run starts after it, and a failure found is shrunk only until it (the result then
+    says that shrinking stopped).  ``run_timeout`` caps one run (a watchdog ends a run stuck outside the
     scheduler).  ``seed=None`` picks a seed and reports it in the result.
 
     ``granularity`` says where a thread may be switched: ``"sync"`` at every
@@ -123,8 +131,9 @@ def _with_hypothesis(search: _Search, seed: int, shrink: bool) -> ExploreResult:
     from coordkit.engine.hypothesis_search import find_with_hypothesis
 
     return search.result(lambda session: find_with_hypothesis(
-        session, search.fn, search.ran, max_schedules=search.max_schedules, seed=seed,
-        shrink=shrink), "hypothesis", seed, shrink, exhausted=lambda: False)
+        session, search.fn, search.ran, search.shrank, max_schedules=search.max_schedules,
+        seed=seed, shrink=shrink, out_of_time=search.out_of_time), "hypothesis", seed, shrink,
+        exhausted=lambda: False)
 
 
 def _with_scheduler(search: _Search, new_scheduler: Callable[[], Scheduler], seed: int | None,
@@ -152,10 +161,11 @@ class _Search:
         self.fn = fn
         self.options = options
         self.max_schedules = max_schedules
-        self.started = sync.real_monotonic()
+        self.started = clock()
         self.deadline = None if time_budget is None else self.started + time_budget
         self.progress = progress
         self.runs = 0
+        self.shrink_runs = 0  # runs a strategy that shrinks itself made after its failure
         self.pruned = 0
         self.leaked: list[str] = []
         self.scheduler: Any = None
@@ -173,12 +183,20 @@ class _Search:
             if warning not in self.warnings:
                 self.warnings.append(warning)
         if self.progress is not None:
-            self.progress(self.runs, sync.real_monotonic() - self.started)
+            self.progress(self.runs, clock() - self.started)
+        if run.scheduler_error is not None:
+            raise run.scheduler_error
+
+    def shrank(self, run: Run) -> None:
+        """Count a run a strategy made to shrink its failure (Hypothesis's own shrinking)."""
+        self.shrink_runs += 1
+        self.leaked.extend(run.leaked)
         if run.scheduler_error is not None:
             raise run.scheduler_error
 
     def out_of_time(self) -> bool:
-        return self.deadline is not None and sync.real_monotonic() > self.deadline
+        """Whether ``time_budget`` is spent: checked before every run (SCHED-61)."""
+        return self.deadline is not None and clock() >= self.deadline
 
     def loop(self, session: Session, new_scheduler: Callable[[], Scheduler]) -> Run | None:
         """On the worker: run schedules until one fails or a budget is spent.  A systematic
@@ -239,7 +257,7 @@ class _Search:
             exhausted=exhausted,
             strategy=strategy,
             seed=seed,
-            elapsed=sync.real_monotonic() - self.started,
+            elapsed=clock() - self.started,
             pruned=self.pruned,
             leaked_threads=self.leaked,
             coverage=coverage,
@@ -257,18 +275,24 @@ class _Search:
         assert found.failure is not None
         choices = found.choice_values
         original = sum(1 for c in choices if c)
-        shrink_runs = 0
+        shrink_runs = self.shrink_runs
         minimality: str | None = None
         if found.failure.kind == FailureKind.TIMEOUT:
             final = found  # replaying it would only hit the wall-clock budget again
         else:
             if shrink:
-                choices, shrink_runs = shrink_choices(session, self.fn, found.failure, choices,
-                                                      max_runs=2000, time_budget=10.0)
+                choices, runs = shrink_choices(session, self.fn, found.failure, choices,
+                                               max_runs=2000, time_budget=10.0,
+                                               stop=self.out_of_time)
+                shrink_runs += runs
             final = session.run(self.fn, ReplayScheduler(choices, strict=False), record=True)
             if shrink and same_failure(found.failure, final.failure):
-                final, minimality, runs = self.confirm(session, found.failure, choices, final)
-                shrink_runs += runs
+                if self.out_of_time():
+                    minimality = SHRINK_STOPPED  # SCHED-62
+                else:
+                    final, minimality, runs = self.confirm(session, found.failure, choices,
+                                                           final)
+                    shrink_runs += runs
         if not same_failure(found.failure, final.failure):
             # The program does not fail the same way twice (it reads real time or randomness):
             # report the failure as found, without a recorded table.
@@ -283,7 +307,7 @@ class _Search:
         """After shrinking, a bounded search below the shrunk run's preemptions (SCHED-39)."""
         found, minimality, runs = confirm_minimal(session, self.fn, failure, choices,
                                                   final.preemptions, max_runs=2000,
-                                                  time_budget=5.0)
+                                                  time_budget=5.0, stop=self.out_of_time)
         if found != choices:
             again = session.run(self.fn, ReplayScheduler(found, strict=False), record=True)
             if same_failure(failure, again.failure):

@@ -21,21 +21,33 @@ __all__ = ["confirm_minimal", "shrink"]
 Fails = Callable[[list[int]], bool]
 
 
+Stop = Callable[[], bool]
+
+
 class _Budget:
-    def __init__(self, max_runs: int, seconds: float) -> None:
+    """Runs and seconds of its own, and the caller's ``stop`` (the exploration's
+    ``time_budget``, which covers shrinking too: SCHED-62)."""
+
+    def __init__(self, max_runs: int, seconds: float, stop: Stop) -> None:
         self.runs = 0
         self._max_runs = max_runs
         self._deadline = sync.real_monotonic() + seconds
+        self._stop = stop
 
     def left(self) -> bool:
-        return self.runs < self._max_runs and sync.real_monotonic() < self._deadline
+        return (self.runs < self._max_runs and sync.real_monotonic() < self._deadline
+                and not self._stop())
+
+
+def _never() -> bool:
+    return False
 
 
 def shrink(session: Session, fn: Callable[[], object], failure: Failure, choices: list[int],
-           *, max_runs: int, time_budget: float) -> tuple[list[int], int]:
+           *, max_runs: int, time_budget: float, stop: Stop = _never) -> tuple[list[int], int]:
     """Greedily make ``choices`` smaller (fewer non-zero entries, smaller values) while the
     same kind of failure still happens.  Returns the smallest choices and the runs used."""
-    budget = _Budget(max_runs, time_budget)
+    budget = _Budget(max_runs, time_budget, stop)
 
     def fails(candidate: list[int]) -> bool:
         budget.runs += 1
@@ -147,12 +159,12 @@ def _preemptions(k: int) -> str:
 
 def confirm_minimal(session: Session, fn: Callable[[], object], failure: Failure,
                     choices: list[int], preemptions: int, *, max_runs: int,
-                    time_budget: float) -> tuple[list[int], str, int]:
+                    time_budget: float, stop: Stop = _never) -> tuple[list[int], str, int]:
     """Search every schedule with fewer than ``preemptions`` preemptions (bounded DFS,
     SCHED-39) for the same failure, again below each one found.  Returns the choices to
     report (the one with the fewest preemptions found), what the searches showed, and the
     runs they took."""
-    budget = _Budget(max_runs, time_budget)
+    budget = _Budget(max_runs, time_budget, stop)
     while preemptions > 0:
         scheduler = DFSScheduler(max_preemptions=preemptions - 1)
         found = None
