@@ -292,6 +292,8 @@ def _operator(ins: dis.Instruction) -> tuple[str, bool] | None:
     op = ins.opname
     if op in ("BINARY_OP", "COMPARE_OP"):
         symbol = ins.argrepr
+        if symbol.startswith("bool("):  # 3.13's comparison whose result is made a bool
+            symbol = symbol[5:-1]
         return symbol, op == "BINARY_OP" and symbol.endswith("=")
     if op.startswith(_BINARY_PREFIXES) and op not in ("BINARY_SUBSCR", "BINARY_SLICE"):
         return op, op.startswith("INPLACE_")
@@ -339,6 +341,9 @@ def _step(stack: _Stack, ins: dis.Instruction, offset: int) -> None:
         stack.pop(ins.arg if op == "BUILD_STRING" else
                   1 - dis.stack_effect(ins.opcode, ins.arg, jump=False))
         stack.push(_A_STRING)
+        return
+    if op == "SET_FUNCTION_ATTRIBUTE":  # (3.13) the function made here stays on top
+        stack.push(stack.pop(2)[0])
         return
     if op in _ONE_RESULT:
         taken = stack.pop(1 - dis.stack_effect(ins.opcode, ins.arg, jump=False))

@@ -346,7 +346,10 @@ if sys.version_info >= (3, 12):
             # Locations disabled for another tracer may matter to this one.
             mon.restart_events()
             _last_mode = tracer.mode
-        mon.set_events(_TOOL_ID, mon.events.LINE if tracer.lines else mon.events.PY_START)
+        # PY_START in line mode too: without it, 3.13 gives no LINE event for a body on its
+        # ``def``/``lambda`` line (CPython gh-155992), so ``Thread(target=lambda: ...)`` would
+        # run with neither a point nor an access seen (SCHED-57).
+        mon.set_events(_TOOL_ID, mon.events.PY_START | (mon.events.LINE if tracer.lines else 0))
 
     def unavailable() -> str | None:
         """Why tracing cannot run now (another tool holds its id), or None."""

@@ -1277,6 +1277,17 @@ def line_compare_vs_append():
     report(seen)
 
 
+def line_tested_compare_vs_append():
+    """A comparison a jump tests (3.13 compiles it as ``bool(==)``) reads its lists through,
+    in C: the inner list too (SCHED-43, SCHED-57)."""
+    box = [[]]
+    inner = box[0]
+    t = _beside(lambda: inner.append(1))
+    seen = 1 if box == [[]] else 0
+    t.join()
+    report(seen)
+
+
 def line_format_vs_append():
     """An f-string reads its list through, in C."""
     log = [1]
@@ -1341,8 +1352,9 @@ TRACER_LINE_PROGRAMS = [line_setattr, line_getattr_vs_setattr, line_delattr_vs_g
                         line_operator_setitem, line_vars_item, line_unbound_dict_update,
                         line_sorted_vs_append, line_reduce_vs_extend, line_map_vs_setitem,
                         line_loop_vs_insert, line_read_through_an_item, line_iadd_through_an_alias,
-                        line_compare_vs_append, line_format_vs_append, line_unpack_vs_setitem,
-                        line_starred_vs_append, line_class_attribute, line_insort_vs_append,
+                        line_compare_vs_append, line_tested_compare_vs_append,
+                        line_format_vs_append, line_unpack_vs_setitem, line_starred_vs_append,
+                        line_class_attribute, line_insort_vs_append,
                         line_shuffle_vs_read]
 
 

@@ -20,8 +20,14 @@ Each program here made DPOR miss an outcome on the tracer before issue 30's fix:
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
+from coordkit.engine.accesses import access_sites
+from coordkit.engine.points import WRITE
+from coordkit.engine.run import RunOptions, Session
+from coordkit.engine.schedulers import ReplayScheduler
 from tests.sched import dpor_programs
 from tests.sched.dpor_oracle import compare
 from tests.sched.programs import needs_line_granularity
@@ -45,3 +51,54 @@ def test_dpor_sees_the_tracers_accesses_at_sync_granularity(program):
 def test_dpor_sees_the_tracers_accesses_at_line_granularity(program):
     """SCHED-37, SCHED-41, SCHED-42, SCHED-43, SCHED-44"""
     _agrees(program, "line")
+
+
+def _thread_steps(program, thread: int, granularity: str = "line"):
+    with Session(RunOptions(granularity=granularity)) as session:
+        run = session.run(program, ReplayScheduler([], strict=False), footprints=True)
+    assert run.footprints is not None
+    return [s for s in run.footprints if s.thread == thread]
+
+
+class _Box:
+    a = 0
+
+
+def _one_line_lambda_target():
+    box = _Box()
+    t = threading.Thread(target=lambda: setattr(box, "a", 1))
+    t.start()
+    t.join()
+
+
+def _one_line_def_target():
+    box = _Box()
+    def body(): box.a = 1  # (the shape tested: a body on its def line)
+    t = threading.Thread(target=body)
+    t.start()
+    t.join()
+
+
+@needs_line_granularity
+@pytest.mark.parametrize("program", [_one_line_lambda_target, _one_line_def_target],
+                         ids=["lambda", "def"])
+def test_a_body_on_its_def_line_is_traced(program):
+    """SCHED-57: a thread whose body is on its ``def``/``lambda`` line gets that line's
+    scheduling point and its write (3.13 gives no LINE event there without PY_START)."""
+    steps = _thread_steps(program, 1)
+    assert [s.point.op for s in steps][:2] == ["start", "line"]
+    writes = [e for s in steps for e in s.footprint
+              if e.obj.startswith("mem#") and e.access == WRITE]
+    assert [e.op for e in writes] == ["'a'"]
+
+
+def test_a_closure_made_in_place_is_named():
+    """SCHED-57: 3.13 makes a closure in two instructions (``MAKE_FUNCTION``, then
+    ``SET_FUNCTION_ATTRIBUTE``): the call it is given to still names its code, as on 3.12."""
+    def program(k):
+        return sorted([2, 1], key=lambda v: v + k)
+
+    (call,) = [s for s in access_sites(program.__code__).values()
+               if s.kind == "call" and s.name == "sorted"]
+    (_, key), _offset = call.key[:2], call.key[2]
+    assert key[0][0] == "const" and key[0][1].co_name == "<lambda>"
