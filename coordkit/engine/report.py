@@ -81,6 +81,8 @@ class RunReport:
     snapshots: list[dict[str, Any]] = field(default_factory=list)
     preempted: list[Preemption] = field(default_factory=list)  # where each preemption was
     races: list[Race] = field(default_factory=list)  # the races seen in this run
+    # What the run did that the program's own order never does (AIO-42).
+    deviations: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, run: Run) -> RunReport:
@@ -95,6 +97,7 @@ class RunReport:
                 max_steps=None if options.max_steps == MAX_STEPS else options.max_steps,
                 invariant=run.failure is not None and run.failure.kind == FailureKind.INVARIANT,
                 racing=tuple(sorted(run.racing)),
+                cancel=options.cancel,
             ),
             failure=run.failure,
             steps=run.steps,
@@ -103,6 +106,7 @@ class RunReport:
             snapshots=run.snapshots,
             preempted=list(run.preempted),
             races=list(run.races or ()),
+            deviations=list(run.deviations),
         )
 
     @property
@@ -210,6 +214,7 @@ class FoundFailure:
             + f"); shrunk from {self.original_preemptions} to {self.preemptions} preemption(s) "
             f"in {self.shrink_runs} runs"
             + (f": {self.minimality}." if self.minimality else ".")
+            + "".join(f"\nIt depends on this: {what}." for what in self.report.deviations)
         )
 
     def __str__(self) -> str:

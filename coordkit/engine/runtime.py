@@ -177,6 +177,10 @@ class Execution:
         self.races = races
         self.fail_on_race = False
         self.warnings: list[str] = []  # what the run could not control or see
+        # What the run did that the program's own order never does (a cancellation coordkit
+        # injected, AIO-40): a failure it reaches depends on it.
+        self.deviations: list[str] = []
+        self.cancel_tasks = False  # event loops offer to cancel tasks (AIO-40)
         self.clock = Clock()
         self.shims = shims(self)
         self.tasks: list[Task] = []

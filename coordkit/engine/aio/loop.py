@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 import greenlet
 
+from coordkit.engine.aio.cancel import Canceller
 from coordkit.engine.failures import loop_failure
 from coordkit.engine.points import ANY, WRITE
 from coordkit.engine.runtime import Execution, current_execution
@@ -152,6 +153,8 @@ class ControlledLoop(asyncio.BaseEventLoop):
         self._timers: Task | None = None
         self._timers_idle = WaitQueue()
         self._ck_glet: greenlet.greenlet | None = None  # the thread running it
+        # Cancellations offered at tasks' suspension points (AIO-40), when the run asks.
+        self._cancels = Canceller(self, ex) if ex.cancel_tasks else None
 
     def __repr__(self) -> str:
         return (f"<coordkit {self._ck_label} running={self.is_running()} "
@@ -176,7 +179,10 @@ class ControlledLoop(asyncio.BaseEventLoop):
             counts = _TASK_COUNTS.setdefault(self._ex, [0])
             counts[0] += 1
             name = f"Task-{counts[0]}"
-        return super().create_task(coro, name=name, **kwargs)
+        task = super().create_task(coro, name=name, **kwargs)
+        if self._cancels is not None:
+            self._cancels.made(task)
+        return task
 
     def call_soon(self, callback: Any, *args: Any, context: Any = None) -> Any:
         self._check_caller("call_soon")
@@ -276,7 +282,11 @@ class ControlledLoop(asyncio.BaseEventLoop):
             self._select()
         if self._scheduled and self._may_arrive():
             self._offer()
+        if self._cancels is not None:
+            self._cancels.offer()
         ex.point("loop", self._ck_label)
+        if self._cancels is not None:
+            self._cancels.deliver()
         self._move_due_timers()
         if ex.recorder is not None:
             # The handles run code whose effects are not known: dependent on everything.
@@ -367,6 +377,7 @@ class ControlledLoop(asyncio.BaseEventLoop):
             self._timers_idle.park(ex, f"{self._ck_label} timers: not offered")
 
     _timer_arrivals._ck_foreign = True  # type: ignore[attr-defined]  # a thread with no Thread
+    _timer_arrivals._ck_helper = True  # type: ignore[attr-defined]  # coordkit's own thread
 
     def _arrive(self) -> None:
         """One step away from the loop's own order: the due timers move to the ready queue
