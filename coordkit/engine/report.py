@@ -81,7 +81,7 @@ class RunReport:
     snapshots: list[dict[str, Any]] = field(default_factory=list)
     preempted: list[Preemption] = field(default_factory=list)  # where each preemption was
     races: list[Race] = field(default_factory=list)  # the races seen in this run
-    # What the run did that the program's own order never does (AIO-42).
+    # What the run did that the program's own order never does (AIO-42, AIO-44).
     deviations: list[str] = field(default_factory=list)
 
     @classmethod
@@ -98,6 +98,7 @@ class RunReport:
                 invariant=run.failure is not None and run.failure.kind == FailureKind.INVARIANT,
                 racing=tuple(sorted(run.racing)),
                 cancel=options.cancel,
+                adversarial=options.adversarial,
             ),
             failure=run.failure,
             steps=run.steps,

@@ -117,6 +117,7 @@ class RunOptions:
     races: str = "report"
     racing: frozenset[int] = frozenset()  # sites scheduled from the start (a trace's)
     cancel: bool = False  # event loops offer to cancel each task at its suspensions (AIO-40)
+    adversarial: bool = False  # event loops may run any ready callback next (AIO-44)
 
     def __post_init__(self) -> None:
         check_positive("max_steps", self.max_steps)
@@ -137,6 +138,8 @@ class RunOptions:
         if not isinstance(self.fail_on_thread_exception, bool):
             raise TypeError(
                 f"fail_on_thread_exception must be a bool, got {self.fail_on_thread_exception!r}")
+        if not isinstance(self.adversarial, bool):
+            raise TypeError(f"adversarial must be a bool, got {self.adversarial!r}")
 
     @property
     def traces(self) -> bool:
@@ -168,6 +171,7 @@ class RunOptions:
         ex.fail_on_race = detect and self.races == "fail"
         ex.after_points = self.granularity == "auto"
         ex.cancel_tasks = self.cancel
+        ex.reorder_ready = self.adversarial
         if footprints and tracer is not None and ex.recorder is not None:
             ex.recorder.memory_traced = True  # line steps report their accesses (SCHED-31)
         return ex

@@ -178,9 +178,10 @@ class Execution:
         self.fail_on_race = False
         self.warnings: list[str] = []  # what the run could not control or see
         # What the run did that the program's own order never does (a cancellation coordkit
-        # injected, AIO-40): a failure it reaches depends on it.
+        # injected, AIO-40; callbacks out of FIFO order, AIO-44): a failure depends on it.
         self.deviations: list[str] = []
         self.cancel_tasks = False  # event loops offer to cancel tasks (AIO-40)
+        self.reorder_ready = False  # event loops may run any ready callback next (AIO-44)
         self.clock = Clock()
         self.shims = shims(self)
         self.tasks: list[Task] = []

@@ -31,13 +31,14 @@ Progress = Callable[[int, float], Any]
 def run_options(fn: Any, *, max_steps: int = MAX_STEPS, run_timeout: float = 10.0,
                 granularity: str = "sync", invariant: Any = None,
                 fail_on_thread_exception: bool = True, races: str = "report",
-                racing: frozenset[int] = frozenset(), cancel: bool = False) -> RunOptions:
+                racing: frozenset[int] = frozenset(), cancel: bool = False,
+                adversarial: bool = False) -> RunOptions:
     """Check ``fn`` and the options of its runs."""
     check_program("fn", fn)
     if isinstance(run_timeout, int) and not isinstance(run_timeout, bool):
         run_timeout = float(run_timeout)
     return RunOptions(max_steps, run_timeout, granularity, invariant, fail_on_thread_exception,
-                      races=races, racing=racing, cancel=cancel)
+                      races=races, racing=racing, cancel=cancel, adversarial=adversarial)
 
 
 def _checked_search_options(strategy: Any, max_schedules: Any, seed: Any, depth: Any,
@@ -80,6 +81,7 @@ def explore(
     fail_on_thread_exception: bool = True,
     progress: Progress | None = None,
     cancel: str | None = None,
+    adversarial: bool = False,
 ) -> ExploreResult:
     """Run the zero-argument callable ``fn`` under up to ``max_schedules`` schedules.
 
@@ -113,12 +115,16 @@ def explore(
     the program runs in its own order, then once for each task at each ``await`` it
     suspended at, cancelled there as an outside timeout would cancel it; the failure
     names the cancellation it depends on, and ``result.coverage`` the pairs covered.
+
+    ``adversarial=True`` lets an event loop run any of the callbacks ready at an iteration
+    next, not only the first (AIO-44); a failure that needs it says that stock asyncio
+    does not produce its order.
     """
     if cancel not in (None, "tasks"):
         raise ValueError(f"cancel must be None or 'tasks', got {cancel!r}")
     options = run_options(fn, max_steps=max_steps, run_timeout=run_timeout, granularity=granularity,
                           invariant=invariant, fail_on_thread_exception=fail_on_thread_exception,
-                          races=races, cancel=cancel == "tasks")
+                          races=races, cancel=cancel == "tasks", adversarial=adversarial)
     seed = _checked_search_options(strategy, max_schedules, seed, depth, max_preemptions,
                                    time_budget, shrink, progress)
     search = _Search(fn, options, max_schedules, time_budget, progress)

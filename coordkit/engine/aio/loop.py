@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 import greenlet
 
+from coordkit.engine.aio.adversarial import Reorder
 from coordkit.engine.aio.cancel import Canceller
 from coordkit.engine.failures import loop_failure
 from coordkit.engine.points import ANY, WRITE
@@ -77,6 +78,10 @@ class _Shown:
             self._ck_label = f"{task.get_name()} {what}"
         else:
             self._ck_label = getattr(callback, "__qualname__", None) or repr(callback)
+
+
+def _shown(handle: Any) -> str:
+    return _Shown(handle)._ck_label
 
 
 class RunningLoops:
@@ -155,6 +160,8 @@ class ControlledLoop(asyncio.BaseEventLoop):
         self._ck_glet: greenlet.greenlet | None = None  # the thread running it
         # Cancellations offered at tasks' suspension points (AIO-40), when the run asks.
         self._cancels = Canceller(self, ex) if ex.cancel_tasks else None
+        # Any ready callback may run next (AIO-44), when the run asks.
+        self._reorder = Reorder(self, ex, _shown) if ex.reorder_ready else None
 
     def __repr__(self) -> str:
         return (f"<coordkit {self._ck_label} running={self.is_running()} "
@@ -295,7 +302,10 @@ class ControlledLoop(asyncio.BaseEventLoop):
         if ex.recorder is not None and ex.recorder.rows:
             for handle in list(ready):
                 ex.note("runs", _Shown(handle))
-        for _ in range(len(ready)):
+        reorder, count = self._reorder, len(ready)
+        for i in range(count):
+            if reorder is not None:
+                reorder.before(count - i)
             handle = ready.popleft()
             if not handle._cancelled:
                 handle._run()
