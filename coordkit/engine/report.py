@@ -128,7 +128,8 @@ class RunReport:
         explanation = self.explanation(minimal=minimal)
         if failure is None or explanation is None:
             return [self.table()]
-        blocks = [explanation.threads_text(), explanation.earlier_text(), self.table()]
+        blocks = [explanation.threads_text(), explanation.tasks_text(), explanation.earlier_text(),
+                  self.table()]
         # A deadlock's details are its blocked threads' stacks: the threads above show them.
         if failure.details and not (failure.kind == FailureKind.DEADLOCK and failure.threads):
             blocks.append(failure.details.rstrip())

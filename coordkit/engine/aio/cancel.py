@@ -17,30 +17,16 @@ import asyncio
 import inspect
 from typing import Any
 
+from coordkit.engine.aio.chain import await_chain
 from coordkit.engine.frames import is_machinery, place
 from coordkit.engine.runtime import Execution
 from coordkit.engine.task import Task, WaitQueue, new_point
 
-__all__ = ["CANCEL", "Canceller", "await_chain", "suspension"]
+__all__ = ["CANCEL", "Canceller", "suspension"]
 
 CANCEL = "cancel"  # the point at which a task's canceller is offered
 
 _ASYNCIO_DIR = asyncio.__file__.rsplit("/", 1)[0] + "/"
-
-
-def await_chain(task: asyncio.Task[Any]) -> list[tuple[str, str, int]]:
-    """The frames a suspended task is awaiting in, outermost first: (coroutine qualname,
-    file, line) for each coroutine or generator, following ``cr_await``/``gi_yieldfrom``."""
-    chain = []
-    awaited: Any = task.get_coro()
-    while awaited is not None:
-        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
-        if frame is None:
-            break
-        chain.append((getattr(awaited, "__qualname__", frame.f_code.co_name),
-                      frame.f_code.co_filename, frame.f_lineno))
-        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
-    return chain
 
 
 def suspension(task: asyncio.Task[Any]) -> str | None:

@@ -35,6 +35,7 @@ import greenlet
 
 from coordkit.engine.aio.adversarial import Reorder
 from coordkit.engine.aio.cancel import Canceller
+from coordkit.engine.aio.chain import task_reports
 from coordkit.engine.failures import loop_failure
 from coordkit.engine.points import ANY, WRITE
 from coordkit.engine.runtime import Execution, current_execution
@@ -162,6 +163,7 @@ class ControlledLoop(asyncio.BaseEventLoop):
         self._cancels = Canceller(self, ex) if ex.cancel_tasks else None
         # Any ready callback may run next (AIO-44), when the run asks.
         self._reorder = Reorder(self, ex, _shown) if ex.reorder_ready else None
+        ex.task_reports.append(task_reports(self))  # for a failure's report (AIO-45)
 
     def __repr__(self) -> str:
         return (f"<coordkit {self._ck_label} running={self.is_running()} "
