@@ -89,6 +89,8 @@ class RichOutput:
                                      title_align="left", border_style="red"))
             if explanation.threads:
                 self.console.print(_threads(explanation))
+            if explanation.tasks:
+                self.console.print(_text(explanation.tasks_text()))
             if explanation.died_earlier:
                 self.console.print(_earlier(explanation))
         self.console.print(_step_table(report), soft_wrap=True)  # a terminal too narrow wraps it

@@ -61,7 +61,10 @@ class Preemption:
 
 
 def is_coordkits(task: Task, frame: Any) -> bool:
-    """True for a thread that runs only coordkit's machinery."""
+    """True for a thread that runs only coordkit's machinery (an event loop's actor says
+    so with ``_ck_helper`` on its target, before it has run a line)."""
+    if getattr(task.target, "_ck_helper", False):
+        return True
     if frame is not None:
         return is_machinery(user_frame(frame).f_code.co_filename)
     target = getattr(task.thread, "_target", None)

@@ -35,6 +35,7 @@ class Explanation:
     races: str  # the racing accesses seen in it ("" when none)
     threads: tuple[ThreadState, ...]  # the program's threads at the failure
     died_earlier: tuple[ThreadState, ...]  # those an exception other than the failure ended
+    tasks: tuple[str, ...] = ()  # the asyncio tasks not done, with their await chains (AIO-45)
 
     @property
     def root_cause(self) -> str:
@@ -51,6 +52,13 @@ class Explanation:
             lines.append(f"  {t.who.ljust(width)}  {describe(t)}")
             lines.extend("      " + ln for ln in t.stack.rstrip().splitlines())
         return "\n".join(lines)
+
+    def tasks_text(self) -> str:
+        """The asyncio tasks at the failure, each with its await chain (AIO-45)."""
+        if not self.tasks:
+            return ""
+        return "\n".join(["Tasks at the failure:"] + ["  " + t.replace("\n", "\n  ")
+                                                       for t in self.tasks])
 
     def earlier_text(self) -> str:
         if not self.died_earlier:
@@ -92,6 +100,7 @@ def explain(failure: Failure, preempted: Sequence[Preemption], races: Sequence[R
         races=_races(races),
         threads=threads,
         died_earlier=died,
+        tasks=failure.tasks,
     )
 
 

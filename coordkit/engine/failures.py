@@ -38,6 +38,8 @@ class Failure:
     details: str = ""
     # The program's threads when the run failed (a recorded run's failure only).
     threads: tuple[ThreadState, ...] = ()
+    # The asyncio tasks not done at the failure, each with its await chain (AIO-45).
+    tasks: tuple[str, ...] = ()
 
 
 def exception_failure(task: Task, exc: BaseException) -> Failure:

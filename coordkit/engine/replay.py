@@ -92,6 +92,8 @@ def record(
         granularity=granularity or "sync", invariant=invariant,
         fail_on_thread_exception=True if fail_on_thread_exception is None else fail_on_thread_exception,
         racing=frozenset(recorded.racing) if isinstance(recorded, Schedule) else frozenset(),
+        cancel=isinstance(recorded, Schedule) and recorded.cancel,
+        adversarial=isinstance(recorded, Schedule) and recorded.adversarial,
     )
     scheduler = _scheduler(trace, recorded, strict)
     with Session(options) as session:

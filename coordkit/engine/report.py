@@ -81,6 +81,8 @@ class RunReport:
     snapshots: list[dict[str, Any]] = field(default_factory=list)
     preempted: list[Preemption] = field(default_factory=list)  # where each preemption was
     races: list[Race] = field(default_factory=list)  # the races seen in this run
+    # What the run did that the program's own order never does (AIO-42, AIO-44).
+    deviations: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, run: Run) -> RunReport:
@@ -95,6 +97,8 @@ class RunReport:
                 max_steps=None if options.max_steps == MAX_STEPS else options.max_steps,
                 invariant=run.failure is not None and run.failure.kind == FailureKind.INVARIANT,
                 racing=tuple(sorted(run.racing)),
+                cancel=options.cancel,
+                adversarial=options.adversarial,
             ),
             failure=run.failure,
             steps=run.steps,
@@ -103,6 +107,7 @@ class RunReport:
             snapshots=run.snapshots,
             preempted=list(run.preempted),
             races=list(run.races or ()),
+            deviations=list(run.deviations),
         )
 
     @property
@@ -123,7 +128,8 @@ class RunReport:
         explanation = self.explanation(minimal=minimal)
         if failure is None or explanation is None:
             return [self.table()]
-        blocks = [explanation.threads_text(), explanation.earlier_text(), self.table()]
+        blocks = [explanation.threads_text(), explanation.tasks_text(), explanation.earlier_text(),
+                  self.table()]
         # A deadlock's details are its blocked threads' stacks: the threads above show them.
         if failure.details and not (failure.kind == FailureKind.DEADLOCK and failure.threads):
             blocks.append(failure.details.rstrip())
@@ -210,6 +216,7 @@ class FoundFailure:
             + f"); shrunk from {self.original_preemptions} to {self.preemptions} preemption(s) "
             f"in {self.shrink_runs} runs"
             + (f": {self.minimality}." if self.minimality else ".")
+            + "".join(f"\nIt depends on this: {what}." for what in self.report.deviations)
         )
 
     def __str__(self) -> str:

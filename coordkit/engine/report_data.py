@@ -60,6 +60,7 @@ def _failure_fields(report: RunReport, *, minimal: bool = False) -> dict[str, An
         "preempted": [asdict(p) for p in report.preempted],
         "threads": [_thread_data(t) for t in explanation.threads],
         "died_earlier": [t.label for t in explanation.died_earlier],
+        "tasks": list(explanation.tasks),  # each with its await chain (AIO-45)
         "details": failure.details,
     }
 

@@ -118,6 +118,8 @@ class RunOptions:
     caller_thread: threading.Thread = field(default_factory=sync.real_current_thread)
     races: str = "report"
     racing: frozenset[int] = frozenset()  # sites scheduled from the start (a trace's)
+    cancel: bool = False  # event loops offer to cancel each task at its suspensions (AIO-40)
+    adversarial: bool = False  # event loops may run any ready callback next (AIO-44)
 
     def __post_init__(self) -> None:
         check_positive("max_steps", self.max_steps)
@@ -138,6 +140,8 @@ class RunOptions:
         if not isinstance(self.fail_on_thread_exception, bool):
             raise TypeError(
                 f"fail_on_thread_exception must be a bool, got {self.fail_on_thread_exception!r}")
+        if not isinstance(self.adversarial, bool):
+            raise TypeError(f"adversarial must be a bool, got {self.adversarial!r}")
 
     @property
     def traces(self) -> bool:
@@ -168,6 +172,8 @@ class RunOptions:
         ex.invariant = self.invariant
         ex.fail_on_race = detect and self.races == "fail"
         ex.after_points = self.granularity == "auto"
+        ex.cancel_tasks = self.cancel
+        ex.reorder_ready = self.adversarial
         if footprints and tracer is not None and ex.recorder is not None:
             ex.recorder.memory_traced = True  # line steps report their accesses (SCHED-31)
         return ex
@@ -194,6 +200,7 @@ class Run:
     warnings: list[str]  # what the run could not control or see
     preempted: list[Preemption]  # its preemptions, where and for whom (recorded runs only)
     snapshots: list[dict[str, Any]] = field(default_factory=list)  # the world at each row's step
+    deviations: list[str] = field(default_factory=list)  # from the program's own order (AIO-40)
 
     @classmethod
     def of(cls, ex: Execution, options: RunOptions) -> Run:
@@ -207,6 +214,7 @@ class Run:
             None if ex.races is None else ex.races.races,
             frozenset() if tracer is None else tracer.racing, ex.warnings, ex.preempted,
             [] if recorder is None or recorder.snapshots is None else list(recorder.snapshots),
+            ex.deviations,
         )
 
     @property

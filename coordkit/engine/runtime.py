@@ -177,6 +177,13 @@ class Execution:
         self.races = races
         self.fail_on_race = False
         self.warnings: list[str] = []  # what the run could not control or see
+        # What the run did that the program's own order never does (a cancellation coordkit
+        # injected, AIO-40; callbacks out of FIFO order, AIO-44): a failure depends on it.
+        self.deviations: list[str] = []
+        self.cancel_tasks = False  # event loops offer to cancel tasks (AIO-40)
+        self.reorder_ready = False  # event loops may run any ready callback next (AIO-44)
+        # Each event loop's tasks and their await chains, asked for at a failure (AIO-45).
+        self.task_reports: list[Callable[[], tuple[str, ...]]] = []
         self.clock = Clock()
         self.shims = shims(self)
         self.tasks: list[Task] = []
@@ -367,6 +374,7 @@ class Execution:
             finally:
                 if self.failure is not None and self.locks is not None:
                     self.failure.threads = thread_states(self.tasks, self.locks, self.helpers)
+                    self.failure.tasks = tuple(t for tasks in self.task_reports for t in tasks())
                 self.end()
         return self
 

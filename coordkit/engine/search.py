@@ -18,6 +18,7 @@ from coordkit.engine.report import ExploreResult, FoundFailure, RunReport, same_
 from coordkit.engine.run import MAX_STEPS, Run, RunOptions, Session, check_positive, check_program
 from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler, Scheduler, make_scheduler
 from coordkit.engine.schedulers.base import check_int
+from coordkit.engine.schedulers.cancel import CancelScheduler
 from coordkit.engine.shrink import confirm_minimal
 from coordkit.engine.shrink import shrink as shrink_choices
 from coordkit.errors import FailureKind, UncontrolledBlockingError
@@ -37,13 +38,14 @@ SHRINK_STOPPED = "shrinking stopped at time_budget, not known to be minimal"
 def run_options(fn: Any, *, max_steps: int = MAX_STEPS, run_timeout: float = 10.0,
                 granularity: str = "sync", invariant: Any = None,
                 fail_on_thread_exception: bool = True, races: str = "report",
-                racing: frozenset[int] = frozenset()) -> RunOptions:
+                racing: frozenset[int] = frozenset(), cancel: bool = False,
+                adversarial: bool = False) -> RunOptions:
     """Check ``fn`` and the options of its runs."""
     check_program("fn", fn)
     if isinstance(run_timeout, int) and not isinstance(run_timeout, bool):
         run_timeout = float(run_timeout)
     return RunOptions(max_steps, run_timeout, granularity, invariant, fail_on_thread_exception,
-                      races=races, racing=racing)
+                      races=races, racing=racing, cancel=cancel, adversarial=adversarial)
 
 
 def _checked_search_options(strategy: Any, max_schedules: Any, seed: Any, depth: Any,
@@ -85,6 +87,8 @@ def explore(
     shrink: bool = True,
     fail_on_thread_exception: bool = True,
     progress: Progress | None = None,
+    cancel: str | None = None,
+    adversarial: bool = False,
 ) -> ExploreResult:
     """Run the zero-argument callable ``fn`` under up to ``max_schedules`` schedules.
 
@@ -114,13 +118,26 @@ def explore(
     Ctrl-C stops the exploration within a second, with every thread ended and the
     stdlib restored; the ``KeyboardInterrupt`` carries the partial result as
     ``exc.coordkit_result`` (``interrupted=True``: the schedules run, seed, elapsed).
+
+    ``cancel="tasks"`` checks cancellation safety (AIO-40..43) instead of ``strategy``:
+    the program runs in its own order, then once for each task at each ``await`` it
+    suspended at, cancelled there as an outside timeout would cancel it; the failure
+    names the cancellation it depends on, and ``result.coverage`` the pairs covered.
+
+    ``adversarial=True`` lets an event loop run any of the callbacks ready at an iteration
+    next, not only the first (AIO-44); a failure that needs it says that stock asyncio
+    does not produce its order.
     """
+    if cancel not in (None, "tasks"):
+        raise ValueError(f"cancel must be None or 'tasks', got {cancel!r}")
     options = run_options(fn, max_steps=max_steps, run_timeout=run_timeout, granularity=granularity,
                           invariant=invariant, fail_on_thread_exception=fail_on_thread_exception,
-                          races=races)
+                          races=races, cancel=cancel == "tasks", adversarial=adversarial)
     seed = _checked_search_options(strategy, max_schedules, seed, depth, max_preemptions,
                                    time_budget, shrink, progress)
     search = _Search(fn, options, max_schedules, time_budget, progress)
+    if cancel == "tasks":
+        return _with_cancellations(search, shrink)
     if strategy == "hypothesis":
         return _with_hypothesis(search, seed, shrink)
     return _with_scheduler(search, lambda: make_scheduler(
@@ -145,6 +162,18 @@ def _with_scheduler(search: _Search, new_scheduler: Callable[[], Scheduler], see
     return search.result(lambda session: search.loop(session, new_scheduler), scheduler.name, seed,
                          shrink, exhausted=lambda: search.scheduler.exhausted,
                          coverage=lambda: _coverage(search.scheduler, search.options.granularity))
+
+
+def _with_cancellations(search: _Search, shrink: bool) -> ExploreResult:
+    """The cancellation search (AIO-41); a program that offered no cancellation says so
+    in a warning (AIO-43), never a silent pass."""
+    scheduler = CancelScheduler()
+    result = _with_scheduler(search, lambda: scheduler, None, shrink)
+    if scheduler.offers == [] and result.failure is None:
+        result.warnings.append(
+            "cancel='tasks' checked 0 cancellation points: no task of the program stood "
+            "suspended at an await (is it asyncio code, run on coordkit's loop?)")
+    return result
 
 
 def _coverage(scheduler: Scheduler, granularity: str) -> str | None:

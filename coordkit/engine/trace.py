@@ -45,6 +45,8 @@ _LINE = 1  # flags: the run had line granularity
 _THREAD_ERRORS_PASS = 2  # flags: a thread's exception did not fail the run
 _INVARIANT = 4  # flags: the run failed on the invariant it was given
 _AUTO = 8  # flags: the run had auto granularity; its racing sites follow the header
+_CANCEL = 16  # flags: event loops offered to cancel tasks at their suspensions (AIO-40)
+_ADVERSARIAL = 32  # flags: event loops could run any ready callback next (AIO-44)
 MAX_RACING_SITES = 4096  # more sites than this in a trace is not a trace
 GRANULARITIES = ("auto", "sync", "line")
 
@@ -130,8 +132,10 @@ class Schedule:
     It also records the options that shape the run's choice points, so a replay
     needs nothing but the string: ``granularity``, ``fail_on_thread_exception``
     and ``max_steps``; ``racing``, at auto granularity, the sites (``accesses.site_key``)
-    that were scheduling points; and ``invariant``, whether the run failed on an
-    invariant (which a replay must be given again).
+    that were scheduling points; ``cancel``, whether event loops offered to cancel tasks
+    (AIO-40); ``adversarial``, whether they could run any ready callback next (AIO-44);
+    and ``invariant``, whether the run failed on an invariant (which a replay must be
+    given again).
     """
 
     choices: tuple[tuple[int, int], ...] = ()
@@ -140,6 +144,8 @@ class Schedule:
     max_steps: int | None = None  # None: the default budget
     invariant: bool = False
     racing: tuple[int, ...] = ()
+    cancel: bool = False
+    adversarial: bool = False
 
     def __post_init__(self) -> None:
         if self.max_steps is not None and (
@@ -147,7 +153,7 @@ class Schedule:
                 or not 0 < self.max_steps <= _LARGEST_BUDGET):
             raise ValueError(f"max_steps must be None or an int in 1..{_LARGEST_BUDGET}, "
                              f"got {self.max_steps!r}")
-        for name in ("fail_on_thread_exception", "invariant"):
+        for name in ("fail_on_thread_exception", "invariant", "cancel", "adversarial"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
         if not isinstance(self.granularity, str) or self.granularity not in GRANULARITIES:
@@ -199,6 +205,8 @@ class Schedule:
             | (_THREAD_ERRORS_PASS if self.fail_on_thread_exception is False else 0)
             | (_INVARIANT if self.invariant else 0)
             | (_AUTO if self.granularity == "auto" else 0)
+            | (_CANCEL if self.cancel else 0)
+            | (_ADVERSARIAL if self.adversarial else 0)
         )
         _varint(flags, out)
         _varint(self.max_steps or 0, out)
@@ -250,7 +258,7 @@ class Schedule:
         if len(values) < 2:
             raise TraceFormatError("corrupt trace: the payload has no options header")
         (flags, max_steps), values = values[:2], values[2:]
-        if flags & ~(_LINE | _THREAD_ERRORS_PASS | _INVARIANT | _AUTO) or (
+        if flags & ~(_LINE | _THREAD_ERRORS_PASS | _INVARIANT | _AUTO | _CANCEL | _ADVERSARIAL) or (
                 flags & _LINE and flags & _AUTO):
             raise TraceFormatError(f"corrupt trace: unknown option flags {flags:#x}")
         racing, values = _racing_sites(flags, values)
@@ -277,6 +285,8 @@ class Schedule:
             max_steps=max_steps or None,
             invariant=bool(flags & _INVARIANT),
             racing=racing,
+            cancel=bool(flags & _CANCEL),
+            adversarial=bool(flags & _ADVERSARIAL),
         )
 
     def describe(self) -> str:
@@ -288,6 +298,10 @@ class Schedule:
             options += f", max_steps={self.max_steps}"
         if self.racing:
             options += f", {len(self.racing)} racing site(s) scheduled"
+        if self.cancel:
+            options += ", cancel='tasks'"
+        if self.adversarial:
+            options += ", adversarial=True"
         if self.invariant:
             options += "; failed on its invariant"
         return (f"{len(self.choices)} choice points, {self.preemptions} preemption(s) at most; "

@@ -12,10 +12,19 @@ from collections.abc import Coroutine
 from typing import Any
 
 from coordkit.engine.aio.install import PATCHES
+from coordkit.engine.runtime import current_execution
 
 __all__ = ["PATCHES", "run_coroutine"]
 
 
 def run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Run ``coro`` to its end, as ``asyncio.run`` does (AIO-1)."""
-    return asyncio.run(coro)
+    """Run ``coro`` to its end, as ``asyncio.run`` does (AIO-1).  A program cancelled by
+    coordkit (AIO-40) that ends in its ``CancelledError`` did what cancellation asks of it:
+    not a failure (AIO-42)."""
+    try:
+        return asyncio.run(coro)
+    except asyncio.CancelledError:
+        ex = current_execution()
+        if ex is None or not any(what.startswith("cancelled ") for what in ex.deviations):
+            raise
+        return None

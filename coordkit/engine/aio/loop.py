@@ -35,6 +35,9 @@ from typing import Any, ClassVar
 
 import greenlet
 
+from coordkit.engine.aio.adversarial import Reorder
+from coordkit.engine.aio.cancel import Canceller
+from coordkit.engine.aio.chain import task_reports
 from coordkit.engine.failures import loop_failure
 from coordkit.engine.points import ANY, WRITE
 from coordkit.engine.runtime import Execution, current_execution
@@ -97,6 +100,10 @@ class _Shown:
             self._ck_label = f"{task.get_name()} {what}"
         else:
             self._ck_label = getattr(callback, "__qualname__", None) or repr(callback)
+
+
+def _shown(handle: Any) -> str:
+    return _Shown(handle)._ck_label
 
 
 class RunningLoops:
@@ -176,6 +183,11 @@ class ControlledLoop(asyncio.BaseEventLoop):
         self._ck_own_timers: set[Any] = set()  # asyncio's own (AIO-35): never early
         # The run's time.monotonic (coordkit's, a function), to see a program replace it.
         self._ck_monotonic = time.monotonic if isinstance(time.monotonic, types.FunctionType) else None
+        # Cancellations offered at tasks' suspension points (AIO-40), when the run asks.
+        self._cancels = Canceller(self, ex) if ex.cancel_tasks else None
+        # Any ready callback may run next (AIO-44), when the run asks.
+        self._reorder = Reorder(self, ex, _shown) if ex.reorder_ready else None
+        ex.task_reports.append(task_reports(self))  # for a failure's report (AIO-45)
 
     def __repr__(self) -> str:
         return (f"<coordkit {self._ck_label} running={self.is_running()} "
@@ -200,7 +212,10 @@ class ControlledLoop(asyncio.BaseEventLoop):
             counts = _TASK_COUNTS.setdefault(self._ex, [0])
             counts[0] += 1
             name = f"Task-{counts[0]}"
-        return super().create_task(coro, name=name, **kwargs)
+        task = super().create_task(coro, name=name, **kwargs)
+        if self._cancels is not None:
+            self._cancels.made(task)
+        return task
 
     def call_soon(self, callback: Any, *args: Any, context: Any = None) -> Any:
         self._check_caller("call_soon")
@@ -314,7 +329,11 @@ class ControlledLoop(asyncio.BaseEventLoop):
             self._select()
         if self._scheduled and self._may_arrive():
             self._offer()
+        if self._cancels is not None:
+            self._cancels.offer()
         ex.point("loop", self._ck_label)
+        if self._cancels is not None:
+            self._cancels.deliver()
         self._move_due_timers()
         if ex.recorder is not None:
             # The handles run code whose effects are not known: dependent on everything.
@@ -323,7 +342,10 @@ class ControlledLoop(asyncio.BaseEventLoop):
         if ex.recorder is not None and ex.recorder.rows:
             for handle in list(ready):
                 ex.note("runs", _Shown(handle))
-        for _ in range(len(ready)):
+        reorder, count = self._reorder, len(ready)
+        for i in range(count):
+            if reorder is not None:
+                reorder.before(count - i)
             handle = ready.popleft()
             if not handle._cancelled:
                 handle._run()
@@ -421,6 +443,7 @@ class ControlledLoop(asyncio.BaseEventLoop):
                 self._timers_idle.park(ex, f"{self._ck_label} timers: not offered")
 
     _timer_arrivals._ck_foreign = True  # type: ignore[attr-defined]  # a thread with no Thread
+    _timer_arrivals._ck_helper = True  # type: ignore[attr-defined]  # coordkit's own thread
 
     def _arrive(self) -> None:
         """One step away from the loop's own order: the due timers move to the ready queue
