@@ -155,7 +155,8 @@ def neighbour_schedule(schedule: Schedule) -> tuple[Schedule, int] | None:
     return Schedule.from_choices(
         choices[:last], granularity=schedule.granularity,
         fail_on_thread_exception=schedule.fail_on_thread_exception,
-        max_steps=schedule.max_steps, racing=schedule.racing,
+        max_steps=schedule.max_steps, racing=schedule.racing, cancel=schedule.cancel,
+        adversarial=schedule.adversarial,
     ), last
 
 
