@@ -201,6 +201,7 @@ class Run:
     preempted: list[Preemption]  # its preemptions, where and for whom (recorded runs only)
     snapshots: list[dict[str, Any]] = field(default_factory=list)  # the world at each row's step
     deviations: list[str] = field(default_factory=list)  # from the program's own order (AIO-40)
+    task_names: list[str] = field(default_factory=list)  # asyncio tasks, in order (AIO-46)
 
     @classmethod
     def of(cls, ex: Execution, options: RunOptions) -> Run:
@@ -214,7 +215,7 @@ class Run:
             None if ex.races is None else ex.races.races,
             frozenset() if tracer is None else tracer.racing, ex.warnings, ex.preempted,
             [] if recorder is None or recorder.snapshots is None else list(recorder.snapshots),
-            ex.deviations,
+            ex.deviations, ex.task_names,
         )
 
     @property

@@ -184,6 +184,7 @@ class Execution:
         self.reorder_ready = False  # event loops may run any ready callback next (AIO-44)
         # Each event loop's tasks and their await chains, asked for at a failure (AIO-45).
         self.task_reports: list[Callable[[], tuple[str, ...]]] = []
+        self.task_names: list[str] = []  # the asyncio tasks made, in order (AIO-46)
         self.clock = Clock()
         self.shims = shims(self)
         self.tasks: list[Task] = []
