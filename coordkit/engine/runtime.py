@@ -587,9 +587,11 @@ class Execution:
         if self.recorder is not None:
             self.recorder.changed_nothing(self.current, target._ck_label, op)
 
-    def access(self, owner: Any, field: Any, keep: Any, site: Any, stack: tuple[Any, ...]) -> None:
+    def access(self, owner: Any, field: Any, keep: Any, site: Any, stack: tuple[Any, ...],
+               footprint: bool = True) -> None:
         """The running thread reads or writes shared memory (``site.access``): ``field``
-        of ``owner`` (see ``accesses.location_of``), reached through ``stack``."""
+        of ``owner`` (see ``accesses.location_of``), reached through ``stack``; DPOR is
+        told too unless not ``footprint`` (a guess its step's ``ANY`` effect covers)."""
         task = self.current
         if task is None or self.killing or self._in_callers_code:
             return
@@ -600,7 +602,7 @@ class Execution:
             if self.fail_on_race and len(races.races) > seen and self.failure is None:
                 self.terminate(race_failure(races.races[-1], task))
         recorder = self.recorder
-        if recorder is not None and recorder.steps is not None:
+        if footprint and recorder is not None and recorder.steps is not None:
             # One object per owner (an item or attribute conflicts with a whole-object
             # access of its owner): DPOR reads these (SCHED-30).
             recorder.memory(task, owner, keep, field, site.access)
