@@ -16,6 +16,7 @@ from coordkit.errors import FailureKind
 
 __all__ = [
     "Failure",
+    "after_return_failure",
     "choice_limit_failure",
     "deadlock_failure",
     "exception_failure",
@@ -38,6 +39,14 @@ class Failure:
     details: str = ""
     # The program's threads when the run failed (a recorded run's failure only).
     threads: tuple[ThreadState, ...] = ()
+    # It happened after the program returned, in a daemon still running (SCHED-55).
+    after_return: bool = False
+
+
+def after_return_failure(failure: Failure) -> Failure:
+    """``failure``, found after the program returned: its report says so (SCHED-55)."""
+    failure.after_return = True
+    return failure
 
 
 def exception_failure(task: Task, exc: BaseException) -> Failure:
