@@ -11,6 +11,7 @@ import time
 import pytest
 
 import coordkit
+from coordkit.engine.report_data import result_data
 from coordkit.engine.runtime import AFTER_RETURN_STEPS
 
 pytestmark = pytest.mark.timeout(60)
@@ -35,6 +36,7 @@ def test_a_daemon_writing_to_a_closed_file_fails_after_the_return():
     assert isinstance(result.failure.exception, ValueError)
     assert result.failure.report.failure.after_return
     assert "After the program returned: T1 'writer' raised ValueError" in str(result)
+    assert result_data(result)["failure"]["after_return"] is True
     with pytest.raises(ValueError, match="closed file"):
         coordkit.replay(closes_the_file, result.failure.trace)
 
@@ -48,6 +50,7 @@ def test_a_failure_before_the_return_is_not_said_to_be_after_it():
 
     result = coordkit.explore(program, seed=1, max_schedules=5)
     assert result.failure is not None and not result.failure.report.failure.after_return
+    assert result_data(result)["failure"]["after_return"] is False
     assert "After the program returned" not in str(result)
 
 
