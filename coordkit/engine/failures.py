@@ -16,6 +16,7 @@ from coordkit.errors import FailureKind
 
 __all__ = [
     "Failure",
+    "after_return_failure",
     "choice_limit_failure",
     "deadlock_failure",
     "exception_failure",
@@ -40,6 +41,14 @@ class Failure:
     threads: tuple[ThreadState, ...] = ()
     # The asyncio tasks not done at the failure, each with its await chain (AIO-45).
     tasks: tuple[str, ...] = ()
+    # It happened after the program returned, in a daemon still running (SCHED-55).
+    after_return: bool = False
+
+
+def after_return_failure(failure: Failure) -> Failure:
+    """``failure``, found after the program returned: its report says so (SCHED-55)."""
+    failure.after_return = True
+    return failure
 
 
 def exception_failure(task: Task, exc: BaseException) -> Failure:
