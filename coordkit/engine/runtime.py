@@ -46,6 +46,7 @@ from coordkit.engine.failures import (
     exception_failure,
     invariant_failure,
     race_failure,
+    slow_run_failure,
     step_limit_failure,
     watchdog_failure,
 )
@@ -175,6 +176,7 @@ class Execution:
         self.max_steps = max_steps
         self.step_limit = 0
         self.max_choices = 0  # see set_step_limit
+        self.overdue_after: float | None = None  # see overdue
         self.record = record
         self.caller_thread = caller_thread
         self.fail_on_thread_exception = fail_on_thread_exception
@@ -261,7 +263,7 @@ class Execution:
         """The run may take ``limit`` steps, and make a bounded number of choices: its
         trace must stay decodable, so that bound grows with the step limit, up to what
         ``trace`` accepts for the run's budget."""
-        self.step_limit = limit
+        self.step_limit = limit if self.overdue_after is None else -1
         self.max_choices = CHOICES_PER_STEP * min(limit, self.max_steps * TRACE_THREADS)
 
     # -- the run's threads as the program sees them ------------------------
@@ -510,6 +512,13 @@ class Execution:
         self._resume(self._driver)
         raise Kill()
 
+    def overdue(self, seconds: float) -> None:
+        """From the watchdog's thread: the run has run for ``seconds``, its wall-clock
+        budget.  It ends at its next scheduling step, as a step budget spent does (the
+        step check costs nothing more), failing as a slow run (SCHED-64)."""
+        self.overdue_after = seconds
+        self.step_limit = -1
+
     def terminate(self, failure: Failure) -> None:
         """Record ``failure`` and end the run from inside a controlled thread."""
         if self.failure is None:
@@ -549,6 +558,9 @@ class Execution:
         if self.steps > self.step_limit:
             if self.returned_at is not None:
                 self._stop_at_bound()
+            if self.overdue_after is not None:
+                self.terminate(slow_run_failure(self.overdue_after, self.steps, self.tasks, task,
+                                                kind, obj))
             self.terminate(step_limit_failure(self.step_limit, self.max_steps, self.tasks, task,
                                               kind, obj))
         if self.invariant is not None:
