@@ -11,13 +11,21 @@ per class, whatever its reduction.  Then
 the time unbounded ``dfs`` takes to find a 3x3 lost update.  A search that does not
 finish within ``--budget`` seconds is printed as such.
 
-    python benchmarks/dpor.py            # ~1-2 min on 2 cores
-    python benchmarks/dpor.py --budget 10
+Where valgrind is installed, a second table counts instructions (callgrind, in a child
+process of this script): per plain run, and per DPOR schedule over the search's first
+schedules.  Each is a difference of two counts, ``N`` runs minus ``N/10``, so the start-up
+cancels; unlike CPU time it does not move with the machine's load.
+
+    python benchmarks/dpor.py            # ~2-4 min on 2 cores
+    python benchmarks/dpor.py --budget 10 --no-instructions
 """
 
 from __future__ import annotations
 
 import argparse
+import re
+import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -121,25 +129,87 @@ def time_to_find(budget: float) -> str:
             f"{result.failure.schedules_run} schedules")
 
 
+CASES = [
+    ("2x2 locked counter", locked_counter(2, 2), "line"),
+    ("3x3 locked counter", locked_counter(3, 3), "line"),
+    ("3x3 locked counter", locked_counter(3, 3), "sync"),
+    ("2P/2C one-slot Condition buffer", one_slot_buffer, "sync"),
+]
+
+
+def count(case: int, kind: str, n: int) -> None:
+    """Make ``n`` runs of case ``case`` (the child process that callgrind counts):
+    ``plain`` (random, no footprints, no race detection) or ``dpor`` (the search's first
+    ``n`` schedules)."""
+    _name, fn, granularity = CASES[case]
+    if kind == "plain":
+        coordkit.explore(fn, strategy="random", seed=1, max_schedules=n,
+                         granularity=granularity, races="ignore", shrink=False)
+    else:
+        coordkit.explore(fn, strategy=coordkit.DFSScheduler(None), max_schedules=n,
+                         granularity=granularity, shrink=False)
+
+
+def instructions(case: int, kind: str, n: int) -> float | None:
+    """Instructions per run (callgrind): ``n`` runs minus ``n // 10``, over the difference
+    in runs; None without valgrind."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    totals = []
+    for runs in (n, n // 10):
+        out = subprocess.run(
+            [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+             __file__, "--count", str(case), kind, str(runs)],
+            capture_output=True, text=True, check=True).stderr
+        totals.append(int(re.search(r"Collected : (\d+)", out).group(1)))
+    return (totals[0] - totals[1]) / (n - n // 10)
+
+
+def instruction_table(n: int) -> None:
+    print(f"\nInstructions (callgrind; {n} runs minus {n // 10}): M per plain run, M per DPOR "
+          "schedule (its first schedules)")
+    print("| program | granularity | M instr per plain run | M instr per DPOR schedule | "
+          "DPOR / plain |")
+    print("|---|---|---|---|---|")
+    for case, (name, _fn, granularity) in enumerate(CASES):
+        plain = instructions(case, "plain", n)
+        if plain is None:
+            print("(valgrind not installed: no instruction counts)")
+            return
+        dpor = instructions(case, "dpor", n)
+        print(f"| {name} | {granularity} | {plain / 1e6:.2f} | {dpor / 1e6:.2f} | "
+              f"{dpor / plain:.1f}x |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--budget", type=float, default=60.0, help="seconds per search")
+    parser.add_argument("--runs", type=int, default=100,
+                        help="runs per instruction count (callgrind)")
+    parser.add_argument("--no-instructions", action="store_true",
+                        help="skip the instruction counts")
+    parser.add_argument("--only-instructions", action="store_true",
+                        help="only the instruction counts")
+    parser.add_argument("--count", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.count:
+        count(int(args.count[0]), args.count[1], int(args.count[2]))
+        return
+    if args.only_instructions:
+        instruction_table(args.runs)
+        return
     print(f"Python {sys.version.split()[0]}; seconds are wall clock (CPU in parentheses: the "
           "machine may be shared)")
     print("| program | granularity | schedules unreduced | schedules DPOR | classes | "
           "s unreduced | s DPOR (cpu) | cpu ms per DPOR schedule | cpu ms per plain run | "
           "DPOR / plain | floor s (classes x plain run) | outcomes equal |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    cases = [
-        ("2x2 locked counter", locked_counter(2, 2), "line"),
-        ("3x3 locked counter", locked_counter(3, 3), "line"),
-        ("3x3 locked counter", locked_counter(3, 3), "sync"),
-        ("2P/2C one-slot Condition buffer", one_slot_buffer, "sync"),
-    ]
-    for name, fn, granularity in cases:
+    for name, fn, granularity in CASES:
         print(row(name, fn, granularity, args.budget), flush=True)
     print(time_to_find(args.budget))
+    if not args.no_instructions:
+        instruction_table(args.runs)
 
 
 if __name__ == "__main__":
