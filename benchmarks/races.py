@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 import coordkit  # noqa: E402
 from examples.zoo import ZOO, options  # noqa: E402
+from tests.realbugs.ccalls import C_CALL_BUGS  # noqa: E402
 from tests.realbugs.programs import REAL_BUGS  # noqa: E402
 
 GRANULARITIES = ("sync", "line", "auto")
@@ -32,7 +33,7 @@ GRANULARITIES = ("sync", "line", "auto")
 
 def programs() -> list[tuple[str, object, object, dict]]:
     """(name, buggy, fixed, options that shape the program's semantics)."""
-    out = [(f"real:{b.id}", b.buggy, b.fixed, {}) for b in REAL_BUGS]
+    out = [(f"real:{b.id}", b.buggy, b.fixed, {}) for b in REAL_BUGS + C_CALL_BUGS]
     for name, module in ZOO.items():
         opts = {k: v for k, v in options(name).items() if k != "granularity"}
         out.append((f"zoo:{name}", module.buggy, module.fixed, opts))
