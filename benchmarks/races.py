@@ -11,7 +11,7 @@ second at auto over the real-bug set's fixed versions with them and without them
 table's new entries, a container's truth and the unknown C calls' guesses switched off;
 a generator's state is still seen).  One run prints every ratio.
 
-    python benchmarks/races.py               # the full table (~1-2 min on 2 cores)
+    python benchmarks/races.py               # the full table (~5 min on 2 busy cores)
     python benchmarks/races.py --quick       # smaller budget
 """
 
