@@ -6,25 +6,32 @@ under the same seed and budget, and prints whether the bug was found, after how 
 schedules and seconds; then the fixed versions at the defaults (a failure there is a
 false alarm); then the cost of race detection in schedules per second on the fixed
 versions, and the median time-to-find at ``auto`` over ``sync`` on the bugs ``sync``
-finds too.  One run prints every ratio.
+finds too; then what seeing calls as accesses (RACE-10, RACE-11) costs: schedules per
+second at auto over the real-bug set's fixed versions with them and without them (the
+table's new entries, a container's truth and the unknown C calls' guesses switched off;
+a generator's state is still seen).  One run prints every ratio.
 
-    python benchmarks/races.py               # the full table (~1-2 min on 2 cores)
+    python benchmarks/races.py               # the full table (~5 min on 2 busy cores)
     python benchmarks/races.py --quick       # smaller budget
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import coordkit  # noqa: E402
+from coordkit.engine import accesses  # noqa: E402
 from examples.zoo import ZOO, options  # noqa: E402
+from tests.realbugs.ccalls import C_CALL_BUGS  # noqa: E402
 from tests.realbugs.programs import REAL_BUGS  # noqa: E402
 
 GRANULARITIES = ("sync", "line", "auto")
@@ -32,7 +39,7 @@ GRANULARITIES = ("sync", "line", "auto")
 
 def programs() -> list[tuple[str, object, object, dict]]:
     """(name, buggy, fixed, options that shape the program's semantics)."""
-    out = [(f"real:{b.id}", b.buggy, b.fixed, {}) for b in REAL_BUGS]
+    out = [(f"real:{b.id}", b.buggy, b.fixed, {}) for b in REAL_BUGS + C_CALL_BUGS]
     for name, module in ZOO.items():
         opts = {k: v for k, v in options(name).items() if k != "granularity"}
         out.append((f"zoo:{name}", module.buggy, module.fixed, opts))
@@ -55,6 +62,49 @@ def rate(fn, granularity: str, races: str, runs: int, opts: dict) -> float:
     result = coordkit.explore(fn, seed=1, max_schedules=runs, granularity=granularity,
                               races=races, **opts)
     return result.schedules_run / (time.perf_counter() - started)
+
+
+@contextlib.contextmanager
+def without_call_accesses() -> Iterator[None]:
+    """RACE-10's new table entries, a container's truth and RACE-11's guesses off."""
+    added = {k: v for k, v in accesses._FUNCTIONS.items()
+             if k[0] in ("_heapq", "_bisect", "copy", "json", "pprint", "heapq", "statistics")}
+    site_of, guess = accesses._site_of, accesses._guess
+
+    def no_truth(*args):  # no truth sites at all: their instruction events cost too
+        found = site_of(*args)
+        return None if found is not None and found[0] == "truth" else found
+
+    for key in added:
+        del accesses._FUNCTIONS[key]
+    accesses._site_of, accesses._guess = no_truth, lambda fn, bound, pos, kw: []
+    accesses._sites_cache.clear()
+    try:
+        yield
+    finally:
+        accesses._FUNCTIONS.update(added)
+        accesses._site_of, accesses._guess = site_of, guess
+        accesses._sites_cache.clear()
+
+
+def call_access_cost(runs: int) -> None:
+    """Schedules per second at auto over the real-bug set's fixed versions, with and
+    without calls as accesses, each the best of two (noise on a shared machine)."""
+    bugs = REAL_BUGS + C_CALL_BUGS
+    totals = {"with": 0.0, "without": 0.0}
+    ratios = []
+    for bug in bugs:
+        with_ = max(rate(bug.fixed, "auto", "report", runs, {}) for _ in range(2))
+        with without_call_accesses():
+            without = max(rate(bug.fixed, "auto", "report", runs, {}) for _ in range(2))
+        totals["with"] += runs / with_
+        totals["without"] += runs / without
+        ratios.append(without / with_)
+    print(f"calls as accesses (RACE-10/11) at auto, over the {len(bugs)} real-bug fixed "
+          f"versions, {runs} schedules each: {len(bugs) * runs / totals['without']:.0f} "
+          f"schedules/s without, {len(bugs) * runs / totals['with']:.0f} with: "
+          f"{totals['with'] / totals['without']:.2f}x slower overall, median "
+          f"{statistics.median(ratios):.2f}x, worst {max(ratios):.2f}x")
 
 
 def main() -> None:
@@ -96,6 +146,7 @@ def main() -> None:
     print(f"race detection cost (schedules/s at sync without it / with it), median over the "
           f"fixed versions: {statistics.median(c[0] for c in cost):.2f}x at sync, "
           f"{statistics.median(c[1] for c in cost):.2f}x at auto")
+    call_access_cost(100 if args.quick else 200)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import array
 import bisect
+import copy
 import heapq
+import json
 import sys
 import threading
 from collections import deque
@@ -44,6 +46,18 @@ def test_heapq_functions_write_the_list_they_are_given():
     races = _races(program)
     assert [(r.first.access, r.second.access) for r in races] in (
         [("write", "read")], [("read", "write")])
+
+
+@pytest.mark.parametrize("reader", [json.dumps, copy.copy], ids=["json.dumps", "copy.copy"])
+def test_stdlib_functions_in_the_table_read_what_they_are_given(reader):
+    # RACE-10: the table names these stdlib Python functions as reads through
+    shared: dict = {"k": 0}
+
+    def write():
+        shared["k"] = 1
+
+    races = _races(_threads(lambda: reader(shared), write))
+    assert races and all({r.first.access, r.second.access} == {"read", "write"} for r in races)
 
 
 def test_a_containers_truth_reads_its_size():

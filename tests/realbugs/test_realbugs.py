@@ -13,22 +13,25 @@ import sys
 import pytest
 
 import coordkit
+from tests.realbugs.ccalls import C_CALL_BUGS
 from tests.realbugs.programs import REAL_BUGS
+
+BUGS = REAL_BUGS + C_CALL_BUGS  # C_CALL_BUGS: races made inside C calls (RACE-10)
 
 needs_switching = pytest.mark.skipif(sys.version_info < (3, 11),
                                      reason="scheduling at racing sites needs 3.11 (RACE-5)")
-IDS = [bug.id for bug in REAL_BUGS]
+IDS = [bug.id for bug in BUGS]
 
 
 @needs_switching
-@pytest.mark.parametrize("bug", REAL_BUGS, ids=IDS)
+@pytest.mark.parametrize("bug", BUGS, ids=IDS)
 def test_the_bug_is_found_at_defaults(bug):
     # RACE-5: no option but a fixed seed (the budget is explore's default)
     result = coordkit.explore(bug.buggy, seed=1)
     assert result.failure is not None, f"{bug.id} ({bug.citation}) not found: {result}"
 
 
-@pytest.mark.parametrize("bug", REAL_BUGS, ids=IDS)
+@pytest.mark.parametrize("bug", BUGS, ids=IDS)
 def test_the_fixed_version_is_clean(bug):
     # RACE-1: no failure in the fixed version, and no race where the fix orders the accesses
     result = coordkit.explore(bug.fixed, seed=1, max_schedules=300)
@@ -41,7 +44,8 @@ def test_the_fixed_version_is_clean(bug):
 
 
 def test_the_set_covers_the_styles_that_matter():
-    styles = {bug.style for bug in REAL_BUGS}
-    assert len(REAL_BUGS) >= 16
+    styles = {bug.style for bug in BUGS}
+    assert len(REAL_BUGS) >= 16 and len(C_CALL_BUGS) >= 10
+    assert {"heap shared", "check-then-pop", "generator shared"} <= styles
     assert {"check-then-act", "lazy init", "counter", "stop flag", "mutated while iterated",
             "join then read", "shutdown vs work", "double shutdown"} <= styles
