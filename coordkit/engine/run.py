@@ -515,13 +515,14 @@ class Session:
     def _collector_held(self) -> Iterator[None]:
         """No garbage collection inside a run unless the program asks for one (SCHED-60):
         the cyclic collector is off while the run runs, and what was on is on again after
-        it, failing or not; before it, what earlier runs left is collected.  A collection at
-        a moment the allocation counts pick would run finalizers (a task's, a generator's,
-        an earlier run's objects') at different steps in runs of one schedule.  The
-        program's own ``gc.collect()``, ``gc.enable()`` and ``gc.disable()`` work as ever."""
+        it, failing or not.  A collection at a moment the allocation counts pick would run
+        finalizers (a task's, a generator's, an earlier run's objects') at different steps
+        in runs of one schedule.  Between runs it collects as the counts say: a collection
+        of our own before each run would reset the youngest count, and the older
+        generations, never due, would keep every earlier run's garbage.  The program's own
+        ``gc.collect()``, ``gc.enable()`` and ``gc.disable()`` work as ever."""
         was = gc.isenabled()
         gc.disable()
-        gc.collect(0)
         hold = [was]
         self._collector = hold
         try:
