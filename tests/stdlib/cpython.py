@@ -182,17 +182,20 @@ class Suite:
         cap = self.heavy.get((cls_name, method))
         return SCHEDULES if cap is None or SCHEDULES > DEFAULT_SCHEDULES else min(cap, SCHEDULES)
 
-    def explore(self, cls_name: str, method: str,
-                strategy: str) -> tuple[coordkit.ExploreResult, list[str]]:
-        """Explore one test method: the result, and why the test skipped itself (if it did)."""
-        options = {**self.options.get(cls_name, {}), **self.options.get((cls_name, method), {})}
+    def explore(self, cls_name: str, method: str, strategy: str,
+                **overrides: Any) -> tuple[coordkit.ExploreResult, list[str]]:
+        """Explore one test method: the result, and why the test skipped itself (if it did).
+        ``overrides`` are options of ``explore`` that take precedence over the suite's."""
+        options = {**self.options.get(cls_name, {}), **self.options.get((cls_name, method), {}),
+                   **overrides}
+        options.setdefault("schedules", self.schedules(cls_name, method))
         return explore_case(self.classes[cls_name], method, strategy,
-                            schedules=self.schedules(cls_name, method),
                             seed=case_seed(self.module, cls_name, method, strategy), **options)
 
-    def run(self, cls_name: str, method: str, strategy: str) -> coordkit.ExploreResult:
+    def run(self, cls_name: str, method: str, strategy: str,
+            **overrides: Any) -> coordkit.ExploreResult:
         """Explore one test method; fail with coordkit's report if a schedule fails."""
-        result, skipped = self.explore(cls_name, method, strategy)
+        result, skipped = self.explore(cls_name, method, strategy, **overrides)
         if result.failure is not None:
             pytest.fail(f"test.{self.module}.{cls_name}.{method} under {strategy}:\n"
                         f"{result.failure}", pytrace=False)
