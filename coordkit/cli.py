@@ -332,6 +332,8 @@ def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
                 races=args.races,
                 max_preemptions=args.max_preemptions,
                 progress=progress,
+                cancel=args.cancel,
+                adversarial=args.adversarial,
             )
         except (ValueError, TypeError) as exc:
             raise UsageError(str(exc)) from None
@@ -615,6 +617,11 @@ def build_parser() -> argparse.ArgumentParser:
                          help="where threads may switch (default: auto, see RACE-5)")
     explore.add_argument("--races", default="report", choices=["report", "fail", "ignore"],
                          help="what a data race does (default: report)")
+    explore.add_argument("--cancel", default=None, choices=["tasks"],
+                         help="cancel each asyncio task at each await, one run each, in place "
+                              "of --strategy (AIO-40)")
+    explore.add_argument("--adversarial", action="store_true",
+                         help="let an event loop run any ready callback next (AIO-44)")
     explore.add_argument("--json", action="store_true",
                          help="print one JSON document (verdict, failure, threads, rows, races)")
     explore.set_defaults(run=cmd_explore)

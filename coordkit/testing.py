@@ -14,7 +14,8 @@ from typing import Any
 
 from coordkit.errors import InterleavingFailure
 
-__all__ = ["InterleavingFailure", "defaults", "explore_or_fail", "interleavings", "set_current_test"]
+__all__ = ["InterleavingFailure", "check_options", "defaults", "explore_or_fail", "interleavings",
+           "set_current_test"]
 
 _current_nodeid: str | None = None
 
@@ -31,6 +32,9 @@ defaults: dict[str, Any] = {}
 
 def _options_for(nodeid: str | None, options: dict[str, Any]) -> dict[str, Any]:
     merged = {k: v for k, v in defaults.items() if v is not None}
+    if options.get("cancel") is not None and "strategy" not in options:
+        # The test's cancellation search replaces the command line's strategy (AIO-48).
+        merged.pop("strategy", None)
     merged.update(options)
     seed = merged.get("seed")
     if isinstance(seed, str) and seed == "random":
@@ -48,6 +52,15 @@ def _replay_target(test: Callable[..., Any]) -> str:
     if not params:
         return name
     return f"lambda: {name}({', '.join(f'{p}={p}' for p in params)})"
+
+
+def check_options(options: dict[str, Any]) -> None:
+    """The event loops' modes among a test's ``explore`` options, checked where they are
+    given (the decorator's call, the marker's test) as ``explore`` checks them (AIO-47)."""
+    from coordkit.engine.run import check_loop_modes
+
+    check_loop_modes(options.get("cancel"), options.get("adversarial", False),
+                     options.get("strategy", "pct"))
 
 
 def explore_or_fail(fn: Callable[[], Any], nodeid: str | None, options: dict[str, Any],
@@ -70,8 +83,10 @@ def interleavings(**options: Any) -> Callable[[Callable[..., Any]], Callable[...
     The test may take fixtures; they are created once, outside the controlled
     runs, and the body runs in every schedule.  Called from inside a controlled
     run (as the failure's replay line does), the decorated test just runs its
-    body, under that run's schedule.
+    body, under that run's schedule.  ``cancel`` and ``adversarial`` are checked here,
+    at the decorator's call (AIO-47).
     """
+    check_options(options)
 
     def decorate(test: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(test)

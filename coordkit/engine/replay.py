@@ -67,7 +67,8 @@ def record(
 
     The options default to what the trace recorded (a trace string or ``Schedule``),
     else to ``explore``'s defaults; a ``granularity`` that contradicts the trace's
-    is an error, since the schedule could not match.
+    is an error, since the schedule could not match.  The event loops' modes (``cancel``,
+    ``adversarial``) are the trace's, a ``Choices``' included (AIO-47).
     """
     _check_trace(trace)
     _check_options(strict, max_steps, granularity, fail_on_thread_exception)
@@ -92,8 +93,8 @@ def record(
         granularity=granularity or "sync", invariant=invariant,
         fail_on_thread_exception=True if fail_on_thread_exception is None else fail_on_thread_exception,
         racing=frozenset(recorded.racing) if isinstance(recorded, Schedule) else frozenset(),
-        cancel=isinstance(recorded, Schedule) and recorded.cancel,
-        adversarial=isinstance(recorded, Schedule) and recorded.adversarial,
+        cancel=isinstance(recorded, (Schedule, Choices)) and recorded.cancel,
+        adversarial=isinstance(recorded, (Schedule, Choices)) and recorded.adversarial,
     )
     scheduler = _scheduler(trace, recorded, strict)
     with Session(options) as session:

@@ -45,8 +45,8 @@ from coordkit.engine.shims import Shims
 from coordkit.engine.trace import MAX_STEPS
 from coordkit.errors import FailureKind, UncontrolledBlockingError
 
-__all__ = ["MAX_STEPS", "Interrupted", "OpenRun", "Run", "RunOptions", "Session", "check_program",
-           "program"]
+__all__ = ["MAX_STEPS", "Interrupted", "OpenRun", "Run", "RunOptions", "Session", "check_loop_modes",
+           "check_program", "program"]
 
 GRANULARITIES = ("auto", "sync", "line")
 RACE_MODES = ("report", "fail", "ignore")
@@ -69,6 +69,21 @@ def check_positive(name: str, value: Any, *, integer: bool = True, finite: bool 
         what = "a positive integer" if integer else (
             "a positive, finite number" if finite else "a positive number")
         raise ValueError(f"{name} must be {what}, got {value!r}")
+
+
+def check_loop_modes(cancel: Any, adversarial: Any, strategy: Any = "pct") -> None:
+    """The event loops' opt-in modes, checked the same way at every entry point (AIO-47):
+    ``cancel`` None or ``"tasks"`` (AIO-41) and ``adversarial`` a bool (AIO-44), else an
+    error naming the argument and the value; ``cancel="tasks"`` with a ``strategy`` other
+    than the default ``"pct"`` is a ValueError, since the cancellation search runs in place
+    of the strategy and would ignore it (AIO-48)."""
+    if cancel is not None and not (isinstance(cancel, str) and cancel == "tasks"):
+        raise ValueError(f"cancel must be None or 'tasks', got {cancel!r}")
+    if not isinstance(adversarial, bool):
+        raise TypeError(f"adversarial must be a bool, got {adversarial!r}")
+    if cancel == "tasks" and not (isinstance(strategy, str) and strategy == "pct"):
+        raise ValueError(f"cancel='tasks' runs its own search in place of the strategy, so "
+                         f"strategy={strategy!r} would be ignored: leave strategy out")
 
 
 def check_program(name: str, fn: Any) -> None:

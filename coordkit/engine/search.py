@@ -15,7 +15,15 @@ from typing import Any
 from coordkit import sync
 from coordkit.engine.races import Race
 from coordkit.engine.report import ExploreResult, FoundFailure, RunReport, same_failure, target_name
-from coordkit.engine.run import MAX_STEPS, Run, RunOptions, Session, check_positive, check_program
+from coordkit.engine.run import (
+    MAX_STEPS,
+    Run,
+    RunOptions,
+    Session,
+    check_loop_modes,
+    check_positive,
+    check_program,
+)
 from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler, Scheduler, make_scheduler
 from coordkit.engine.schedulers.base import check_int
 from coordkit.engine.schedulers.cancel import CancelScheduler
@@ -119,7 +127,8 @@ def explore(
     stdlib restored; the ``KeyboardInterrupt`` carries the partial result as
     ``exc.coordkit_result`` (``interrupted=True``: the schedules run, seed, elapsed).
 
-    ``cancel="tasks"`` checks cancellation safety (AIO-40..43) instead of ``strategy``:
+    ``cancel="tasks"`` checks cancellation safety (AIO-40..43) instead of ``strategy``
+    (so a ``strategy`` other than the default with it is a ValueError, AIO-48):
     the program runs in its own order, then once for each task at each ``await`` it
     suspended at, cancelled there as an outside timeout would cancel it; the failure
     names the cancellation it depends on, and ``result.coverage`` the pairs covered.
@@ -128,8 +137,7 @@ def explore(
     next, not only the first (AIO-44); a failure that needs it says that stock asyncio
     does not produce its order.
     """
-    if cancel not in (None, "tasks"):
-        raise ValueError(f"cancel must be None or 'tasks', got {cancel!r}")
+    check_loop_modes(cancel, adversarial, strategy)
     options = run_options(fn, max_steps=max_steps, run_timeout=run_timeout, granularity=granularity,
                           invariant=invariant, fail_on_thread_exception=fail_on_thread_exception,
                           races=races, cancel=cancel == "tasks", adversarial=adversarial)

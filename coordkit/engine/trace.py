@@ -110,19 +110,30 @@ def _check(payload: bytes) -> str:
 @dataclass(frozen=True)
 class Choices:
     """A lenient schedule: choice indices (0 keeps the current thread), reduced modulo the
-    number of candidates; missing ones are 0.  What ``coordkit.schedules()`` generates."""
+    number of candidates; missing ones are 0.  What ``coordkit.schedules()`` generates.
+
+    Like a ``Schedule`` it records the event loops' modes its runs offer choices in:
+    ``cancel``, whether they offer to cancel tasks (AIO-40), and ``adversarial``, whether
+    they may run any ready callback next (AIO-44) (AIO-47).
+    """
 
     values: tuple[int, ...] = ()
+    cancel: bool = False
+    adversarial: bool = False
 
     def __post_init__(self) -> None:
         values = self.values
         if isinstance(values, (str, bytes)) or not isinstance(values, (tuple, list, range)) or not all(
                 isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
             raise TypeError(f"Choices(values) must be a sequence of ints >= 0, got {values!r}")
+        for name in ("cancel", "adversarial"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
         object.__setattr__(self, "values", tuple(values))
 
     def __repr__(self) -> str:
-        return f"Choices({list(self.values)!r})"
+        modes = "".join(f", {name}=True" for name in ("cancel", "adversarial") if getattr(self, name))
+        return f"Choices({list(self.values)!r}{modes})"
 
 
 @dataclass(frozen=True)

@@ -231,6 +231,8 @@ ENGINE = [
         _p("shrink", "flag", True),
         _p("fail_on_thread_exception", "flag", True),
         _p("progress", "opt_callable", None),
+        _p("cancel", "opt_choice", None),
+        _p("adversarial", "flag", False),
     )),
     Entry("replay", _replay, (
         _p("fn", "callable", tiny),
@@ -254,11 +256,15 @@ ENGINE = [
         _p("strategy", "choice", "pct"),
         _p("max_schedules", "count", 3),
         _p("seed", "seed", 1),
+        _p("cancel", "opt_choice", None),
+        _p("adversarial", "flag", False),
     )),
     Entry("schedules", _schedules, (
         _p("max_switches", "count", 20),
         _p("max_gap", "count", 200),
         _p("max_value", "count", 7),
+        _p("cancel", "opt_choice", None),
+        _p("adversarial", "flag", False),
     )),
     Entry("Schedule", lambda **kw: coordkit.Schedule(**kw).encode(), (
         _p("choices", "any", ()),
@@ -273,7 +279,8 @@ ENGINE = [
     Entry("Schedule.decode", lambda **kw: coordkit.Schedule.decode(**kw), (
         _p("text", "any", coordkit.Schedule().encode()),
     )),
-    Entry("Choices", lambda **kw: coordkit.Choices(**kw), (_p("values", "choices", ()),)),
+    Entry("Choices", lambda **kw: coordkit.Choices(**kw), (
+        _p("values", "choices", ()), _p("cancel", "flag", False), _p("adversarial", "flag", False))),
     Entry("RandomScheduler", lambda **kw: _explore(strategy=coordkit.RandomScheduler(**kw)), (
         _p("seed", "int_seed", 1),
         _p("switch_probability", "probability", 0.2),
@@ -575,6 +582,11 @@ CLI = [
         _p("max_preemptions", "count0", "2"),
         _p("granularity", "choice", "sync"),
         _p("races", "choice", "report"),
+    ), cli=True),
+    # --cancel on its own row: its one good value runs another search (AIO-41), which the
+    # other options' rows need not run; --adversarial is a flag, with no value to get wrong.
+    Entry("coordkit explore --cancel", _cli("explore", fixed=(TARGET, "--max-schedules=3")), (
+        _p("cancel", "choice", "tasks"),
     ), cli=True),
     Entry("coordkit replay", _cli("replay"), (
         _p("_target", "name", TARGET),
