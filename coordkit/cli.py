@@ -332,6 +332,7 @@ def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
                 races=args.races,
                 max_preemptions=args.max_preemptions,
                 progress=progress,
+                workers=args.workers,
             )
         except (ValueError, TypeError) as exc:
             raise UsageError(str(exc)) from None
@@ -615,6 +616,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="where threads may switch (default: auto, see RACE-5)")
     explore.add_argument("--races", default="report", choices=["report", "fail", "ignore"],
                          help="what a data race does (default: report)")
+    explore.add_argument("--workers", type=int, default=None,
+                         help="run pct/random schedules in N worker processes (PAR-1)")
     explore.add_argument("--json", action="store_true",
                          help="print one JSON document (verdict, failure, threads, rows, races)")
     explore.set_defaults(run=cmd_explore)
