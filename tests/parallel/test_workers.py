@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def _signature(result: coordkit.ExploreResult) -> tuple:
     failure = result.failure
     found = None if failure is None else (failure.kind, failure.trace, failure.schedules_run)
-    return found, result.schedules_run, sorted(r.identity for r in result.races), result.seed
+    return (found, result.schedules_run, sorted(r.identity for r in result.races), result.seed,
+            result.racing_sites, result.race_runs, result.warnings)
 
 
 @pytest.mark.parametrize(("program", "strategy", "seed"), [

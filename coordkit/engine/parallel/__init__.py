@@ -88,7 +88,8 @@ def _here(search: Any, session: Session, scheduler: Scheduler, auto: bool) -> Ru
         if run.failure is not None:
             return run
         if search.out_of_time():
-            return None
+            break
+    session.racing = learned.after(epoch, auto=auto).racing  # all it learned, as in workers
     return None
 
 
