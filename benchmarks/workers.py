@@ -1,6 +1,11 @@
 """Schedules per second with 1 and 2 worker processes, side by side (PAR-9).
 
     python benchmarks/workers.py [--schedules N] [--strategy pct|random]
+    python benchmarks/workers.py --compare-seeds N   # the PAR-3 campaign
+
+``--compare-seeds N`` instead checks PAR-3 at length: for seeds 0..N-1, each program of
+``tests/parallel/programs.py`` and both strategies, the result with 2 workers equals the
+result without (tests/parallel runs a small slice of it).
 
 A correct program (no failure: every schedule runs), so the rate is the search's own.
 "1 worker" is ``workers=None``, the in-process path; the 2-worker time includes starting
@@ -51,11 +56,34 @@ def rate(workers: int | None, schedules: int, strategy: str) -> tuple[float, flo
     return schedules / elapsed, elapsed
 
 
+def compare(seeds: int) -> int:
+    """Explorations over ``seeds`` seeds whose 2-worker result differs from the sequential."""
+    from tests.parallel import programs
+
+    differ = 0
+    for program in (programs.lost_update, programs.three_way_order, programs.correct):
+        for strategy in ("pct", "random"):
+            for seed in range(seeds):
+                results = [coordkit.explore(program, strategy=strategy, seed=seed,
+                                            max_schedules=200, workers=workers)
+                           for workers in (None, 2)]
+                alone, parallel = ((r.failure and r.failure.trace, r.schedules_run,
+                                    r.racing_sites, r.race_runs) for r in results)
+                if alone != parallel:
+                    differ += 1
+                    print(f"DIFFER {program.__name__} {strategy} seed={seed}: {alone} {parallel}")
+    print(f"{differ} of {3 * 2 * seeds} explorations differ with 2 workers")
+    return differ
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--schedules", type=int, default=2000)
     parser.add_argument("--strategy", default="pct", choices=["pct", "random"])
+    parser.add_argument("--compare-seeds", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.compare_seeds:
+        sys.exit(1 if compare(args.compare_seeds) else 0)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{args.schedules} {args.strategy} schedules of bank(); "
           f"load average {load:.1f} on {os.cpu_count()} cores")
