@@ -165,7 +165,7 @@ def test_a_failure_that_does_not_recur_here_is_an_error(monkeypatch):
 
 def test_the_benchmark_prints_both_worker_counts():
     """PAR-9: one run, 1 and 2 workers side by side."""
-    out = subprocess.run([sys.executable, "benchmarks/workers.py", "--schedules", "40"],
+    out = subprocess.run([sys.executable, "benchmarks/workers.py", "--schedules", "20"],
                          capture_output=True, text=True, cwd=ROOT, timeout=50,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr
