@@ -334,6 +334,7 @@ def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
                 progress=progress,
                 cancel=args.cancel,
                 adversarial=args.adversarial,
+                workers=args.workers,
             )
         except (ValueError, TypeError) as exc:
             raise UsageError(str(exc)) from None
@@ -622,6 +623,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "of --strategy (AIO-40)")
     explore.add_argument("--adversarial", action="store_true",
                          help="let an event loop run any ready callback next (AIO-44)")
+    explore.add_argument("--workers", type=int, default=None,
+                         help="run pct/random schedules in N worker processes (PAR-1)")
     explore.add_argument("--json", action="store_true",
                          help="print one JSON document (verdict, failure, threads, rows, races)")
     explore.set_defaults(run=cmd_explore)

@@ -56,6 +56,17 @@ def test_explore_passes_with_exit_0():
     assert code == 0 and "no failure in 50 schedule(s)" in out
 
 
+def test_explore_with_workers_finds_what_it_finds_alone(capsys):
+    """PAR-1, PAR-3: --workers 2 reports the sequential search's failure, with its trace."""
+    argv = ("explore", TARGET_BUG, "--seed", "3", "--strategy", "random", "--max-schedules", "60")
+    alone, with_workers = run(*argv), run(*argv, "--workers", "2")
+    assert alone[0] == with_workers[0] == 1
+    trace = alone[1].split(f"coordkit replay {TARGET_BUG} ")[1].split()[0]
+    assert f"coordkit replay {TARGET_BUG} {trace}" in with_workers[1]
+    assert run("explore", TARGET_OK, "--workers", "0")[0] == 2  # a usage error
+    assert "workers must be a positive int or None, got 0" in capsys.readouterr().err
+
+
 def test_replay_of_a_passing_schedule():
     code, out = run("replay", TARGET_OK, "ck1_ab_" + "x")
     assert code == 2  # corrupt

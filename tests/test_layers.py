@@ -46,6 +46,7 @@ ENGINE_LAYERS = [
     {"coordkit.engine.run"},
     {"coordkit.engine.explain", "coordkit.engine.report", "coordkit.engine.report_data"},
     {"coordkit.engine.shrink", "coordkit.engine.strategies"},
+    {"coordkit.engine.parallel"},  # workers and units of work (PAR-1)
     {"coordkit.engine.search", "coordkit.engine.hypothesis_search"},
     {"coordkit.engine.replay", "coordkit.engine.harness"},
 ]

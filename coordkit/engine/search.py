@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from coordkit import sync
+from coordkit.engine.parallel import check_sendable, check_workers, search_indexed
 from coordkit.engine.races import Race
 from coordkit.engine.report import ExploreResult, FoundFailure, RunReport, same_failure, target_name
 from coordkit.engine.run import (
@@ -97,6 +98,7 @@ def explore(
     progress: Progress | None = None,
     cancel: str | None = None,
     adversarial: bool = False,
+    workers: int | None = None,
 ) -> ExploreResult:
     """Run the zero-argument callable ``fn`` under up to ``max_schedules`` schedules.
 
@@ -136,6 +138,12 @@ def explore(
     ``adversarial=True`` lets an event loop run any of the callbacks ready at an iteration
     next, not only the first (AIO-44); a failure that needs it says that stock asyncio
     does not produce its order.
+
+    ``workers=N`` runs the schedules of a ``"random"`` or ``"pct"`` search in N worker
+    processes (PAR-1..PAR-6): schedule ``i`` is the same run in any process, and the
+    result (the failure at the lowest failing index, its trace, the schedules run) is the
+    one the same seed gives without workers.  ``fn`` and ``invariant`` must then be
+    importable by name (defined at module level).
     """
     check_loop_modes(cancel, adversarial, strategy)
     options = run_options(fn, max_steps=max_steps, run_timeout=run_timeout, granularity=granularity,
@@ -144,12 +152,27 @@ def explore(
     seed = _checked_search_options(strategy, max_schedules, seed, depth, max_preemptions,
                                    time_budget, shrink, progress)
     search = _Search(fn, options, max_schedules, time_budget, progress)
+    search.workers = _checked_workers(workers, strategy, cancel, fn, invariant)
     if cancel == "tasks":
         return _with_cancellations(search, shrink)
     if strategy == "hypothesis":
         return _with_hypothesis(search, seed, shrink)
     return _with_scheduler(search, lambda: make_scheduler(
         strategy, seed=seed, depth=depth, max_preemptions=max_preemptions), seed, shrink)
+
+
+def _checked_workers(workers: Any, strategy: Any, cancel: Any, fn: Any, invariant: Any) -> int | None:
+    """Refuse bad ``workers`` and what cannot be sent to them (PAR-1, PAR-4)."""
+    workers = check_workers(workers)
+    if workers is None or workers == 1:
+        return workers
+    if cancel is not None or strategy not in ("random", "pct"):
+        raise ValueError(f"workers={workers} runs 'random' and 'pct' searches; "
+                         f"strategy={strategy!r} (cancel={cancel!r}) runs in this process: "
+                         "leave workers unset")
+    check_sendable("fn", fn)
+    check_sendable("invariant", invariant)
+    return workers
 
 
 def _with_hypothesis(search: _Search, seed: int, shrink: bool) -> ExploreResult:
@@ -208,6 +231,7 @@ class _Search:
         self.scheduler: Any = None
         self.races: dict[Any, Race] = {}
         self.warnings: list[str] = []
+        self.workers: int | None = None  # processes for an indexed search (PAR-1)
 
     def ran(self, run: Run) -> None:
         """Count a finished run; raise what its scheduler raised."""
@@ -240,6 +264,8 @@ class _Search:
         search starts over when new racing sites become scheduling points: the choice
         points it has enumerated are no longer the program's."""
         scheduler = self.scheduler
+        if scheduler.indexed:  # random, PCT: by index, here or in workers (PAR-2)
+            return search_indexed(self, session, scheduler, workers=self.workers)
         while self.runs < self.max_schedules:
             racing = session.racing
             run = session.run(self.fn, scheduler, run_index=self.runs)

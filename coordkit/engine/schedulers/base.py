@@ -65,6 +65,17 @@ class FinishedRun(Protocol):
     choices: list[tuple[int, int]]  # (enabled threads, index chosen) per choice point
 
 
+def starts_epoch(run_index: int) -> bool:
+    """Whether run ``run_index`` starts a learning epoch (PAR-2): runs 0, 1, 2, 4, 8, ...
+
+    What an exploration learns from its runs (PCT's count of choice points, the sites
+    seen racing at auto granularity) takes effect only at an epoch's first run, from
+    every run before it: the runs of one epoch share what they know, so they can run in
+    any order, on any worker, and each is the same run as in a sequential search.
+    """
+    return run_index & (run_index - 1) == 0
+
+
 class Scheduler:
     """Base class: override ``choose``; the hooks default to doing nothing.
 
@@ -82,6 +93,9 @@ class Scheduler:
 
     name = "scheduler"
     needs_footprints = False
+    # Each run is a function of (seed, run_index) and what was learned before its epoch
+    # (PAR-2): runs can be handed out to workers by index.
+    indexed = False
 
     def begin(self, run_index: int) -> None:
         """A new run starts."""

@@ -6,7 +6,7 @@ import math
 import random
 
 from coordkit.engine.points import Point
-from coordkit.engine.schedulers.base import FinishedRun, Scheduler, check_int, check_seed
+from coordkit.engine.schedulers.base import FinishedRun, Scheduler, check_int, check_seed, starts_epoch
 
 __all__ = ["PCTScheduler"]
 
@@ -19,24 +19,29 @@ class PCTScheduler(Scheduler):
     at ``depth - 1`` change points the running thread drops below every initial
     priority.  Change points are drawn among the choice points of a run (the points
     with two or more runnable threads: where a drop can change who runs), numbered
-    1..k, where k is the most choice points a run of this program has had so far.  A
+    1..k, where k is the most choice points a run of this program had before the
+    run's learning epoch (PAR-2: ``starts_epoch``).  A
     bug of depth d is then found with probability at least 1/(n * k^(d-1)) per run
     for n threads, once k is known (after the first run).
     """
 
     name = "pct"
+    indexed = True
 
     def __init__(self, seed: int, depth: int = 3) -> None:
         check_int("depth", depth, 1)
         self.seed = check_seed(seed)
         self.depth = depth
         self._rng = random.Random()
-        self.k = 1  # the most choice points a run has had (learned)
+        self.k = 1  # the most choice points a run had before this epoch (learned)
+        self.seen = 1  # the most choice points a run has had
         self._priority: dict[int, float] = {}
         self._change_points: dict[int, int] = {}
         self._choice = 0  # choice points reached in this run
 
     def begin(self, run_index: int) -> None:
+        if starts_epoch(run_index):
+            self.k = max(self.k, self.seen)
         rng = self._rng
         rng.seed(f"{self.seed}:{run_index}")
         self._priority = {}
@@ -68,4 +73,4 @@ class PCTScheduler(Scheduler):
         return best
 
     def end(self, run: FinishedRun) -> None:
-        self.k = max(self.k, len(run.choices))
+        self.seen = max(self.seen, len(run.choices))

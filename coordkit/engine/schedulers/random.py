@@ -19,6 +19,7 @@ class RandomScheduler(Scheduler):
     """
 
     name = "random"
+    indexed = True
 
     def __init__(self, seed: int, switch_probability: float = 0.2) -> None:
         if (isinstance(switch_probability, bool)
