@@ -2,7 +2,8 @@
 
 * ``default``: fast, for local edit-test loops.
 * ``ci``: more examples, derandomized so a CI run is reproducible.
-* ``nightly``: long campaigns (``--hypothesis-profile=nightly``).
+* ``nightly``: long campaigns (``--hypothesis-profile=nightly``), DPOR's hour-long
+  soundness campaign included (``tests/sched/test_dpor_shapes.py``, SCHED-51).
 """
 
 from __future__ import annotations

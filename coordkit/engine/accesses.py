@@ -60,8 +60,9 @@ from typing import Any, NamedTuple
 
 from coordkit.engine.points import READ, WRITE
 
-__all__ = ["ANY", "UNNAMED", "CodeCache", "Frame", "Pending", "Site", "access_sites", "describe",
-           "is_user_code", "locations", "owner_name", "seen_instructions", "site_key"]
+__all__ = ["ANY", "UNNAMED", "CodeCache", "Frame", "Pending", "Site", "access_sites",
+           "call_locations", "describe", "is_user_code", "locations", "owner_name",
+           "seen_instructions", "site_key"]
 
 ANY = "<any>"  # the field of an access to a whole container
 _UNKNOWN = None
@@ -264,7 +265,6 @@ def _built(op: str, arg: int) -> tuple[int, int] | None:
 
 
 # Calls: (inputs, outputs) come from ``dis.stack_effect`` (one output: the result).
-_TRUTH = frozenset({"TO_BOOL", "UNARY_NOT"})  # (before 3.13 the jumps test their operand)
 _CALLS = frozenset({"CALL", "CALL_FUNCTION", "CALL_METHOD", "CALL_FUNCTION_KW", "CALL_KW",
                     "CALL_FUNCTION_EX"})
 # Instructions that change what a name or an attribute holds: an expression over
@@ -279,13 +279,22 @@ _ONE_RESULT = frozenset({
     "FORMAT_WITH_SPEC", "CONVERT_VALUE", "LOAD_BUILD_CLASS", "GET_LEN"})
 # Pushed values whose meaning a call cannot change: locals, constants, a method's object
 # (taken at its load) and the place of a call's result.
-_STABLE_TAGS = frozenset({"fast", "const", "method", "result", "exit", "null", "fresh", "str"})
+_STABLE_TAGS = frozenset({"fast", "const", "method", "result", "exit", "null", "fresh", "str",
+                          "bool"})
 _EITHER = "either"  # a slot two ways into a jump target fill differently
 _NULL = ("null",)  # what a call finds below its callable when it is given no self
 
 
 _A_STRING = ("str",)  # a string made here (an f-string's)
 _A_DISPLAY = ("fresh",)  # a list, tuple, set or dict made here: nobody else holds it yet
+# A truth value: what ``is``, ``in``, ``not`` and a truth test give, and what a comparison
+# gives (a builtin's is a bool; a user's ``__eq__`` is traced, and one of a foreign type's
+# is unnamed where it runs, SCHED-42).
+_A_BOOL = ("bool",)
+# (and what ``__exit__`` gives when an exception ends a ``with``: the library's is None or
+# a bool, a user's is traced)
+_BOOLS = frozenset({"IS_OP", "CONTAINS_OP", "UNARY_NOT", "TO_BOOL", "COMPARE_OP",
+                    "WITH_EXCEPT_START", "CHECK_EXC_MATCH"})
 _FORMATS = frozenset({"FORMAT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "CONVERT_VALUE"})
 
 
@@ -329,6 +338,10 @@ def _step(stack: _Stack, ins: dis.Instruction, offset: int) -> None:
     if op in ("BEFORE_WITH", "SETUP_WITH"):
         owner = stack.pop()[0]
         stack.push(("exit", owner), _UNKNOWN)
+        return
+    if op in _BOOLS:
+        stack.pop(1 - dis.stack_effect(ins.opcode, ins.arg, jump=False))
+        stack.push(_A_BOOL)
         return
     if _operator(ins) is not None:
         right, left = stack.pop(2)
@@ -470,8 +483,6 @@ def _site_of(stack: _Stack, ins: dis.Instruction, kw_names: tuple[str, ...],
         return ("item", READ, "in", stack.peek(1), stack.peek(2))
     if op == "GET_ITER":
         return ("iter", READ, "iter", stack.peek(1), None)
-    if op in _TRUTH or ("_IF_FALSE" in op or "_IF_TRUE" in op):
-        return ("truth", READ, "bool", stack.peek(1), None)  # ``if d:``: its size (RACE-10)
     if op == "FOR_ITER":
         return ("next", READ, "next", None, None)
     if op in ("BEFORE_WITH", "SETUP_WITH"):
@@ -480,7 +491,53 @@ def _site_of(stack: _Stack, ins: dis.Instruction, kw_names: tuple[str, ...],
         return ("global", READ if op == "LOAD_GLOBAL" else WRITE, ins.argval, None, None)
     if op in ("LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF"):
         return ("cell", READ if op == "LOAD_DEREF" else WRITE, ins.argval, None, None)
-    return None
+    if op in _TRUTH_TESTS or op in _UNARY or op == "GET_LEN":
+        # C code asks its operand for its truth, size or negation (SCHED-58)
+        return ("operand", READ, op, stack.peek(1), None)
+    if op in _NO_ACCESS or (op in _INTRINSICS and ins.argrepr in _NO_ACCESS_INTRINSICS):
+        return None
+    return ("opaque", WRITE, op, None, None)  # not understood: depends on everything (SCHED-58)
+
+
+# The instructions that test their operand's truth (its ``__bool__`` or ``__len__``): from
+# 3.13 only TO_BOOL (a jump or ``not`` after it takes a bool), before it the conditional
+# jumps and ``not``.
+_TRUTH_TESTS = frozenset({"TO_BOOL"} if sys.version_info >= (3, 13) else {
+    "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP",
+    "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
+    "POP_JUMP_BACKWARD_IF_FALSE", "UNARY_NOT"})
+_UNARY = frozenset({"UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT"})
+# The instructions known to touch nothing another thread shares, whatever they are given
+# (or whose access another instruction's site names: a call's, a loop's): the stack, the
+# frame's locals and constants, jumps (but truth tests), building a new value from the
+# stack, making a function, exceptions and blocks, a generator's own yield.  Every other
+# instruction that ``_site_of`` does not name is opaque (SCHED-58): an import, a class
+# body's names, pattern matching, ``yield from`` and ``await``, an unknown intrinsic, and
+# any instruction a later Python adds.
+_NO_ACCESS = frozenset({
+    "CACHE", "NOP", "RESUME", "EXTENDED_ARG", "PRECALL", "KW_NAMES", "POP_TOP", "PUSH_NULL",
+    "COPY", "SWAP", "DUP_TOP", "DUP_TOP_TWO", "ROT_TWO", "ROT_THREE", "ROT_FOUR", "ROT_N",
+    "LOAD_CONST", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_FAST_LOAD_FAST",
+    "STORE_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_MAYBE_NULL",
+    "DELETE_FAST", "LOAD_CLOSURE", "MAKE_CELL", "COPY_FREE_VARS", "LOAD_ASSERTION_ERROR",
+    "RETURN_CONST", "RETURN_VALUE", "RETURN_GENERATOR", "GEN_START", "YIELD_VALUE",
+    "JUMP", "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE", "JUMP_NO_INTERRUPT",
+    "JUMP_BACKWARD_NO_INTERRUPT", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
+    "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE", "POP_JUMP_BACKWARD_IF_NONE",
+    "POP_JUMP_BACKWARD_IF_NOT_NONE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "UNARY_NOT",
+    "IS_OP", "END_FOR", "END_SEND", "EXIT_INIT_CHECK",
+    "BUILD_LIST", "BUILD_TUPLE", "BUILD_SET", "BUILD_MAP", "BUILD_CONST_KEY_MAP",
+    "BUILD_STRING", "BUILD_SLICE", "LIST_APPEND", "SET_ADD", "MAP_ADD", "LIST_TO_TUPLE",
+    "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "LOAD_BUILD_CLASS", "MATCH_MAPPING",
+    "MATCH_SEQUENCE",
+    "POP_BLOCK", "POP_EXCEPT", "PUSH_EXC_INFO", "SETUP_FINALLY", "SETUP_CLEANUP",
+    "RAISE_VARARGS", "RERAISE", "CHECK_EXC_MATCH", "CHECK_EG_MATCH", "JUMP_IF_NOT_EXC_MATCH",
+    "PREP_RERAISE_STAR", "CLEANUP_THROW",
+})
+_INTRINSICS = frozenset({"CALL_INTRINSIC_1", "CALL_INTRINSIC_2"})
+_NO_ACCESS_INTRINSICS = frozenset({
+    "INTRINSIC_LIST_TO_TUPLE", "INTRINSIC_STOPITERATION_ERROR", "INTRINSIC_UNARY_POSITIVE",
+    "INTRINSIC_ASYNC_GEN_WRAP", "INTRINSIC_PREP_RERAISE_STAR"})
 
 
 # Before 3.12 a tracer sees an instruction with EXTENDED_ARG prefixes at its first prefix
@@ -719,7 +776,7 @@ class Frame:
         if tag == "op":  # what an operator made of two plain values is a plain value
             plain = all(type(v) in _PLAIN or v is _SOME_PLAIN for v in map(self.value, expr[1:]))
             return _SOME_PLAIN if plain else _MISSING
-        if tag == "str":
+        if tag == "str" or tag == "bool":
             return _SOME_PLAIN
         if tag == "fresh":
             return _FRESH
@@ -825,6 +882,16 @@ def locations(site: Site, frame: Frame, pending: Pending) -> list[Location] | No
         key = frame.value(site.key)
         key = ANY if key is _MISSING else _hashable(key)
     return out if _item_of(owner, key, site.access, out) else UNNAMED
+
+
+def call_locations(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Location] | None:
+    """What ``fn(*args, **kwargs)`` touches that the tracer does not see, as ``locations``
+    gives it: for a call the library makes, from its own untraced code, of a callable the
+    program gave it (a thread's target, a Timer's function: SCHED-59).  The user's code
+    is traced and the library's modelled (nothing here), a C function or method the
+    tracer knows is named (SCHED-43), anything else is ``UNNAMED`` (SCHED-42)."""
+    out: list[Location] = []
+    return out if _calls(fn, _NOBIND, tuple(args), tuple(kwargs.values()), out) else UNNAMED
 
 
 def _attr(owner: Any, name: Any, access: str, out: list[Location]) -> None:
@@ -1354,6 +1421,9 @@ def _callee(expr: Any, frame: Frame, pending: Pending) -> tuple[Any, Any]:
     if isinstance(expr, tuple) and expr[0] == "global" and len(expr) > 2:
         fn = pending.loaded.pop(_frame_key(frame, expr[2]), _MISSING)
         return frame.value(expr) if fn is _MISSING else fn, _NOBIND
+    if isinstance(expr, tuple) and expr[0] == "attr":  # (3.10's ``obj.name(k=v)``: bound)
+        owner = frame.value(expr[1])
+        return (_MISSING, _NOBIND) if owner is _MISSING else _bind(owner, expr[2])
     return frame.value(expr), _NOBIND
 
 
@@ -1369,13 +1439,25 @@ _COMPREHENSIONS = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>"})
 def _result_value(fn: Any, pos: tuple[Any, ...] | None) -> Any:
     """What a call's result is, as far as C code reading it is concerned: ``_SOME_PLAIN``,
     ``_FRESH`` (a comprehension's new container), or None (not known)."""
-    if id(fn) in _PLAIN_RESULTS:
+    if id(fn) in _PLAIN_RESULTS or _declared_plain(fn):
         return _SOME_PLAIN
     if id(fn) in _COPIES and pos is not None and all(_all_plain(v) for v in pos):
         return _SOME_PLAIN  # (a new container of plain values reads as one)
     if type(fn) is types.CodeType and fn.co_name in _COMPREHENSIONS:
         return _FRESH
     return None
+
+
+_PLAIN_ANNOTATIONS = ("bool", "int", "float", "str", "None", bool, int, float, str)
+
+
+def _declared_plain(fn: Any) -> bool:
+    """A function of the synchronisation library (coordkit's own, typed) declared to give
+    a plain value (``Lock.acquire() -> bool``)."""
+    if type(fn) is not types.FunctionType or _code_kind(fn.__code__) != "modelled":
+        return False
+    result = fn.__annotations__.get("return", _MISSING)
+    return any(result is a or (type(result) is str and result == a) for a in _PLAIN_ANNOTATIONS)
 
 
 def _all_plain(value: Any, depth: int = 0) -> bool:
@@ -1526,18 +1608,29 @@ def _shallow(value: Any, out: list[Location]) -> bool:
     return what != "foreign"
 
 
-def _truth(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
-    """``if d:``, ``not d``, ``while d:``: a container's truth reads its size (RACE-10); a
-    user's object runs its own (traced) ``__bool__``; any other value's is not seen."""
+def _asks_operand(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+    """A truth test, ``len``'s instruction or a unary operator: a container's C code reads
+    its size (SCHED-58); a user's object runs its own (traced) method; a value the analysis
+    lost, or a foreign one, is unnamed (SCHED-42)."""
     value = frame.value(site.owner)
-    if value is not _MISSING and type(value) not in _PLAIN and \
-            _kind_of_type(type(value)) == "container":
+    if value is _MISSING:
+        return False
+    if value is _SOME_PLAIN or value is _FRESH:
+        return True
+    what = _kind_of_type(type(value))
+    if what == "container":
         out.append((id(value), ANY, value, READ))
-    return True
+    return what != "foreign"
 
 
-_RUNTIME = {"call": _call, "truth": _truth, "exit": _exit, "with": _enter,
-            "method": _load_method, "iter": _get_iter, "next": _next, "op": _operation, "unpack": _unpack}
+def _opaque(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+    """An instruction the analysis does not understand: unnamed (SCHED-58)."""
+    return False
+
+
+_RUNTIME = {"call": _call, "exit": _exit, "with": _enter, "method": _load_method,
+            "iter": _get_iter, "next": _next, "op": _operation, "unpack": _unpack,
+            "operand": _asks_operand, "opaque": _opaque}
 
 
 def owner_name(owner: Any) -> str | None:

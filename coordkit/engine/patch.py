@@ -30,6 +30,7 @@ from coordkit.engine import aio, shims
 from coordkit.engine.points import STOPS, THREADS
 from coordkit.engine.runtime import Execution, current_execution
 from coordkit.engine.task import FINISHED, Kill, Task, WaitQueue, call_excepthook, check_timeout
+from coordkit.engine.tracing import library_calls
 
 __all__ = ["StdlibPatch", "fresh_thread_names", "install_thread_hooks", "restore_thread_names"]
 
@@ -95,6 +96,7 @@ def _thread_run(self: threading.Thread) -> None:
     thread stopped once they see it has ended (a repr asks ``is_alive()`` first).
     Installed as ``Thread._ck_run``: a method, so that the thread's greenlet starts in
     it by a call from Python to Python, which costs no C stack for each switch to copy."""
+    put_back = library_calls(current_execution(), self)  # (a C target's call: SCHED-59)
     try:
         self.run()
     except SystemExit as exc:
@@ -103,6 +105,8 @@ def _thread_run(self: threading.Thread) -> None:
         if task is not None and threading.excepthook is not ex._outer_excepthook:  # type: ignore[union-attr]
             call_excepthook(task, exc)
     finally:
+        if put_back is not None:
+            put_back()
         _handle_done(self)
 
 

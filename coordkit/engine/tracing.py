@@ -28,6 +28,7 @@ import queue
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from coordkit import sync
@@ -39,9 +40,11 @@ from coordkit.engine.accesses import (
     Site,
     _user_code_cache,
     access_sites,
+    call_locations,
     is_user_code,
     locations,
     seen_instructions,
+    site_key,
 )
 from coordkit.engine.points import ANY, READ, WRITE, Effect, Step
 from coordkit.engine.races import format_stack
@@ -50,7 +53,7 @@ from coordkit.engine.runtime import current_execution
 if TYPE_CHECKING:
     from coordkit.engine.runtime import Execution
 
-__all__ = ["SWITCHES", "Tracer", "is_user_code", "unavailable"]
+__all__ = ["SWITCHES", "Tracer", "is_user_code", "library_calls", "unavailable"]
 
 STACK_DEPTH = 3  # frames of the user's code kept for each side of a race
 
@@ -139,6 +142,60 @@ def _access(ex: Execution, site: Site, frame: Any) -> None:
     for owner, field, keep, access in found:
         ex.access(owner, field, keep, site if access == site.access else
                   site._replace(access=access), stack)
+
+
+def library_call(ex: Execution, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """The library's own (untraced) code calls ``fn``, a callable the program gave it, now:
+    hand what the call touches to the run, as a call in the user's code would (SCHED-59)."""
+    tracer = ex.tracer
+    if tracer is None or not tracer.accesses:
+        return
+    name = getattr(fn, "__qualname__", None) or type(fn).__name__
+    site = Site("call", READ, name, None, None, 0, site_key("<library>", 0, "call", READ, name))
+    found = call_locations(fn, args, kwargs)
+    if found is UNNAMED:
+        _depends_on_everything(ex, site)
+        return
+    for owner, field, keep, access in found:
+        ex.access(owner, field, keep, site._replace(access=access), ())
+
+
+_THREAD_RUN, _TIMER_RUN = threading.Thread.run, threading.Timer.run
+
+
+def library_calls(ex: Execution | None, thread: threading.Thread) -> Callable[[], None] | None:
+    """Before ``thread.run()``: where that is the library's own ``run``, the callable it
+    calls (a thread's target, a Timer's function: ``log.append``, ``d.__setitem__``) is
+    called from code the tracer does not trace, so its call is handed to the run where it
+    is made: a thread's target now (``Thread.run`` calls it at once), a Timer's function
+    once its wait is over, through a stand-in (SCHED-59).  Returns what puts the Timer's
+    function back, or None.  (No frame of its own around ``run``: a thread has the room
+    to recurse that a real one has, SCHED-40.)"""
+    run = type(thread).run
+    if ex is None or ex.tracer is None or not ex.tracer.accesses:
+        return None
+    if run is _THREAD_RUN:
+        target = thread.__dict__.get("_target")
+        if target is not None and not _traced(target):
+            library_call(ex, target, thread.__dict__.get("_args", ()),
+                         thread.__dict__.get("_kwargs", {}))
+        return None
+    function = thread.__dict__.get("function")
+    if run is not _TIMER_RUN or function is None or _traced(function):
+        return None
+
+    def seen(*args: Any, **kwargs: Any) -> Any:
+        library_call(ex, function, args, kwargs)
+        return function(*args, **kwargs)
+
+    thread.function = seen  # type: ignore[attr-defined]
+    return lambda: setattr(thread, "function", function)
+
+
+def _traced(fn: Any) -> bool:
+    """``fn`` is the user's Python code: the tracer sees what it does."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    return code is not None and is_user_code(code)
 
 
 def _depends_on_everything(ex: Execution, site: Site) -> None:

@@ -1153,8 +1153,79 @@ def setattr_between_points():
     report(box.a)
 
 
+def truth_between_points():
+    """``if log`` asks the list its size in C: a read of it (SCHED-58), in the step that
+    tests it; the appender appends between two points of its own."""
+    log, seen = [], []
+    mine, theirs = threading.Event(), threading.Event()
+
+    def test():
+        mine.set()
+        found = 1 if log else 0
+        seen.append(found)
+        mine.clear()
+
+    _run(test, lambda: (theirs.set(), log.append(1), theirs.clear()))
+    report(tuple(seen))
+
+
 TRACER_PROGRAMS = [append_of_a_point, insert_of_a_point, extend_of_a_point,
-                   setattr_between_points]
+                   setattr_between_points, truth_between_points]
+
+
+# --- issue 30, a thread whose body is C code (SCHED-59) ---
+# ``Thread.run`` and ``Timer.run`` are the library's code, which the tracer does not trace;
+# the target they call is C code here: its call is named where it is made.
+
+def c_target_vs_len():
+    """A thread whose target is ``log.append``: its write is in its only step."""
+    log, mark = [], threading.Event()
+    t = threading.Thread(target=log.append, args=(1,))
+    t.start()
+    mark.set()  # (a point of its own: at sync granularity the append may come before it)
+    seen = len(log)
+    t.join()
+    report(seen)
+
+
+def c_targets_both_append():
+    """Two threads whose targets append to one list: both orders."""
+    log = []
+    a = threading.Thread(target=log.append, args=(1,))
+    b = threading.Thread(target=log.append, args=(2,))
+    a.start()
+    b.start()
+    a.join()
+    b.join()
+    report(tuple(log))
+
+
+def c_timer_setitem_vs_get():
+    """A Timer whose function is ``d.__setitem__``: its write is in the step after its wait."""
+    d, mark = {}, threading.Event()
+    t = threading.Timer(0, d.__setitem__, args=("k", 1))
+    t.start()
+    mark.set()
+    mark.set()  # (two points of its own: the Timer's wait and its call may come first)
+    seen = d.get("k")
+    t.join()
+    report(seen)
+
+
+def c_timer_cancelled_or_not():
+    """A Timer's C function, called unless the main thread cancels it first."""
+    log = []
+    t = threading.Timer(0.05, log.append, args=(1,))
+    t.start()
+    time.sleep(0.05)
+    t.cancel()
+    seen = tuple(log)
+    t.join()
+    report(seen)
+
+
+C_TARGET_PROGRAMS = [c_target_vs_len, c_targets_both_append, c_timer_setitem_vs_get,
+                     c_timer_cancelled_or_not]
 
 
 def _beside(other):
@@ -1289,6 +1360,24 @@ def line_tested_compare_vs_append():
     report(seen)
 
 
+def line_truth_vs_append():
+    """``if log`` asks the list its size in C (SCHED-58)."""
+    log = []
+    t = _beside(lambda: log.append(1))
+    seen = 1 if log else 0
+    t.join()
+    report(seen)
+
+
+def line_not_vs_append():
+    """So does ``not log`` (before 3.13 ``UNARY_NOT``, from 3.13 ``TO_BOOL``)."""
+    log = []
+    t = _beside(lambda: log.append(1))
+    seen = not log
+    t.join()
+    report(seen)
+
+
 def line_format_vs_append():
     """An f-string reads its list through, in C."""
     log = [1]
@@ -1356,7 +1445,7 @@ TRACER_LINE_PROGRAMS = [line_setattr, line_getattr_vs_setattr, line_delattr_vs_g
                         line_compare_vs_append, line_tested_compare_vs_append,
                         line_format_vs_append, line_unpack_vs_setitem, line_starred_vs_append,
                         line_class_attribute, line_insort_vs_append,
-                        line_shuffle_vs_read]
+                        line_shuffle_vs_read, line_truth_vs_append, line_not_vs_append]
 
 
 # --- issue 30, auto granularity: a point that exists only when a thread waits ---

@@ -11,7 +11,9 @@ started, running or ended (``is_alive``, ``ident``, ``join`` without a timeout a
 raises, or starts it when it races the first start), cancel Timers, make objects inside
 threads, wait with zero and small timeouts on every primitive, and touch plain shared
 state directly and from C (``setattr``/``getattr``, ``dict.update``, ``list.extend``, a
-list ``append`` whose argument is itself a scheduling point).
+list ``append`` whose argument is itself a scheduling point).  A thread's body may be one
+call of C code (a thread whose target is ``log.append``, a Timer whose function is
+``d.__setitem__``: SCHED-59).
 
 A plan is turned into source (``source``), written to a file and imported (``load``), so
 that at ``line`` granularity every line is the user's and a scheduling point; the same
@@ -32,7 +34,7 @@ from typing import Any, NamedTuple
 
 from hypothesis import strategies as st
 
-__all__ = ["OPS", "Plan", "Spec", "load", "plans", "source"]
+__all__ = ["C_KINDS", "OPS", "Plan", "Spec", "load", "plans", "source"]
 
 T = 0.05  # the small timeout (virtual seconds): long enough for another thread to act
 
@@ -88,7 +90,10 @@ TIMED = {  # the timeouts an operation is drawn with (None: wait without one)
     "join": (None, 0, T), "lock": (0, T, -1), "use_lock": (0, T), "wait": (None, 0, T),
     "cwait": (0, T), "sem_acquire": (0, T), "put": (0, T), "get": (0, T), "sleep": (0, T),
 }
-KINDS = ("thread", "daemon", "timer")
+KINDS = ("thread", "daemon", "timer", "c_thread", "c_timer")
+# Threads whose body is one call of C code the tracer never traces (SCHED-59): a thread
+# whose target is ``log.append``, a Timer whose function is ``d.__setitem__``.
+C_KINDS = frozenset({"c_thread", "c_timer"})
 
 
 class Spec(NamedTuple):
@@ -143,6 +148,10 @@ def _line(op: tuple[Any, ...], k: int, plan: Plan) -> str:
 
 def _make(j: int, spec: Spec) -> str:
     """The statement (and ``; ``) that makes thread ``j``'s object."""
+    if spec.kind == "c_thread":
+        return f"threads[{j}] = threading.Thread(target=log.append, args=({j},)); "
+    if spec.kind == "c_timer":
+        return f"threads[{j}] = threading.Timer({spec.interval}, d.__setitem__, args=('v', {j})); "
     if spec.kind == "timer":
         return f"threads[{j}] = threading.Timer({spec.interval}, t{j}); "
     return f"threads[{j}] = threading.Thread(target=t{j}, daemon={spec.kind == 'daemon'}); "
@@ -159,6 +168,8 @@ def source(plan: Plan) -> str:
     names = [f"s{k}" for k in range(n)]
     out = [_HEADER.format(others=n - 1, seens=", ".join(names), lists=", ".join(["[]"] * n))]
     for k, spec in enumerate(plan.threads[1:], start=1):
+        if spec.kind in C_KINDS:
+            continue  # (its body is the C call its object is made with)
         out.append(f"    def t{k}(seen=s{k}):")
         out.extend(_body(spec.ops, k, plan, " " * 8))
     out.extend("    " + _make(j, spec).rstrip("; ") for j, spec in enumerate(plan.threads)
@@ -227,10 +238,13 @@ def plans(draw: Any, granularity: str = "sync") -> Plan:
     for k in range(1, n):
         kind = draw(st.sampled_from(KINDS))
         made = draw(st.sampled_from(("main", "starter")))
-        interval = draw(st.sampled_from((0.0, T))) if kind == "timer" else 0.0
+        interval = draw(st.sampled_from((0.0, T))) if kind in ("timer", "c_timer") else 0.0
         specs.append((kind, made, interval))
+        if kind in C_KINDS:
+            ops[k] = []  # its body is its C call
         if draw(st.sampled_from(("started",) * 9 + ("never",))) == "started":
-            starter = draw(st.integers(0, k - 1))
+            starters = [i for i in range(k) if specs[i][0] not in C_KINDS]
+            starter = draw(st.sampled_from(starters))
             ops[starter].insert(draw(st.integers(0, len(ops[starter]))), ("start", k))
     joins = draw(st.permutations(range(1, n)))
     joins = [j for j in joins if draw(st.sampled_from(("joined", "joined", "not")))
@@ -263,8 +277,10 @@ def smaller(plan: Plan) -> list[Plan]:
     for k, spec in enumerate(plan.threads):
         edits: list[dict[str, Any]] = [{"ops": spec.ops[:i] + spec.ops[i + 1:]}
                                        for i in range(len(spec.ops))]
-        if k and spec.kind != "thread":
+        if k and spec.kind not in ("thread", *C_KINDS):
             edits.append({"kind": "thread", "interval": 0.0})
+        if spec.kind == "c_timer":
+            edits.append({"kind": "c_thread", "interval": 0.0})
         if k and spec.made != "main":
             edits.append({"made": "main"})
         edits += [{"ops": spec.ops[:i] + (op[:-1] + (0,),) + spec.ops[i + 1:]}

@@ -50,6 +50,7 @@ LINES = {
     "extend": "log.extend([{k}])",
     "sorted": "seen.append(tuple(sorted(log)))",
     "insort": "bisect.insort(log, {k})",
+    "truth": "seen.append(1 if log else 0)",  # a truth test: C reads the size (SCHED-58)
 }
 
 _HEADER = '''\

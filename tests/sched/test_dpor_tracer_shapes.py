@@ -15,7 +15,10 @@ Each program here made DPOR miss an outcome on the tracer before issue 30's fix:
   (SCHED-43: ``line_iadd_through_an_alias``, ``line_compare_vs_append``,
   ``line_format_vs_append``, ``line_unpack_vs_setitem``, ``line_starred_vs_append``);
 * an attribute reached through its ``__dict__``, or answered by its class (SCHED-44:
-  ``line_vars_item``, ``line_class_attribute``).
+  ``line_vars_item``, ``line_class_attribute``);
+* a truth test, which C code answers with the container's size (SCHED-58:
+  ``truth_between_points``, ``line_truth_vs_append``, ``line_not_vs_append``); a tested
+  comparison, 3.13's ``bool(==)`` (SCHED-57: ``line_tested_compare_vs_append``).
 """
 
 from __future__ import annotations
@@ -42,15 +45,24 @@ def _agrees(program, granularity: str) -> None:
 
 @pytest.mark.parametrize("program", dpor_programs.TRACER_PROGRAMS, ids=lambda p: p.__name__)
 def test_dpor_sees_the_tracers_accesses_at_sync_granularity(program):
-    """SCHED-37, SCHED-41, SCHED-43"""
+    """SCHED-37, SCHED-41, SCHED-43, SCHED-58"""
     _agrees(program, "sync")
 
 
 @needs_line_granularity
 @pytest.mark.parametrize("program", dpor_programs.TRACER_LINE_PROGRAMS, ids=lambda p: p.__name__)
 def test_dpor_sees_the_tracers_accesses_at_line_granularity(program):
-    """SCHED-37, SCHED-41, SCHED-42, SCHED-43, SCHED-44"""
+    """SCHED-37, SCHED-41, SCHED-42, SCHED-43, SCHED-44, SCHED-57, SCHED-58"""
     _agrees(program, "line")
+
+
+@pytest.mark.parametrize("granularity", [
+    "sync", pytest.param("line", marks=needs_line_granularity)])
+@pytest.mark.parametrize("program", dpor_programs.C_TARGET_PROGRAMS, ids=lambda p: p.__name__)
+def test_dpor_sees_a_thread_whose_body_is_c_code(program, granularity):
+    """SCHED-37, SCHED-59: a thread's target or a Timer's function that is C code (called
+    by the library's untraced ``run``) is named where the call is made."""
+    _agrees(program, granularity)
 
 
 def _thread_steps(program, thread: int, granularity: str = "line"):
