@@ -31,7 +31,9 @@ An access made by a call is made at the call, once its arguments are evaluated
 traced code; one of the synchronisation library is modelled by its operations; the C
 functions and methods listed here (``_FUNCTIONS``, the containers' methods) are named
 by what they touch (SCHED-43).  Anything else, and any access whose operand the
-analysis cannot name, is ``UNNAMED``: the step depends on everything (SCHED-42).
+analysis cannot name, is ``UNNAMED``: the step depends on everything (SCHED-42); an
+unknown C call's receiver and arguments are then ``Pending.guessed`` as written, for race
+detection only (RACE-11).  A container's truth (``if d:``) reads its size (RACE-10).
 Accesses inside the stdlib, installed packages and coordkit are not traced, nor
 ``exec``'d module-level code.
 """
@@ -262,6 +264,7 @@ def _built(op: str, arg: int) -> tuple[int, int] | None:
 
 
 # Calls: (inputs, outputs) come from ``dis.stack_effect`` (one output: the result).
+_TRUTH = frozenset({"TO_BOOL", "UNARY_NOT"})  # (before 3.13 the jumps test their operand)
 _CALLS = frozenset({"CALL", "CALL_FUNCTION", "CALL_METHOD", "CALL_FUNCTION_KW", "CALL_KW",
                     "CALL_FUNCTION_EX"})
 # Instructions that change what a name or an attribute holds: an expression over
@@ -467,6 +470,8 @@ def _site_of(stack: _Stack, ins: dis.Instruction, kw_names: tuple[str, ...],
         return ("item", READ, "in", stack.peek(1), stack.peek(2))
     if op == "GET_ITER":
         return ("iter", READ, "iter", stack.peek(1), None)
+    if op in _TRUTH or ("_IF_FALSE" in op or "_IF_TRUE" in op):
+        return ("truth", READ, "bool", stack.peek(1), None)  # ``if d:``: its size (RACE-10)
     if op == "FOR_ITER":
         return ("next", READ, "next", None, None)
     if op in ("BEFORE_WITH", "SETUP_WITH"):
@@ -772,11 +777,15 @@ class Pending:
     iterates (for each ``FOR_ITER``, SCHED-41) and what iterating a call's result would
     read, and the context managers a frame is inside (for their ``__exit__``)."""
 
-    __slots__ = ("entered", "loaded")
+    __slots__ = ("entered", "guessed", "loaded")
 
     def __init__(self) -> None:
         self.loaded: dict[tuple[int, Any], Any] = {}
         self.entered: dict[int, list[Any]] = {}
+        # What a call of C code the table does not know was given (its receiver and
+        # arguments that can be shared): each counts as written, for race detection only
+        # (RACE-11); set by the call that ``locations`` found ``UNNAMED``.
+        self.guessed: list[Location] = []
 
 
 Location = tuple[Any, Any, Any, str]  # (owner, field, owner object, READ or WRITE)
@@ -982,6 +991,8 @@ def _iterates(value: Any, out: list[Location], seen: set[int] | None = None) -> 
     kind = type(value)
     what = _kind_of_type(kind)
     if isinstance(value, types.GeneratorType):
+        # advancing a generator changes its state: two threads doing it race (RACE-10)
+        out.append((id(value), "next", value, WRITE))
         return _code_kind(value.gi_code) != "foreign"
     if what == "container":
         out.append((id(value), ANY, value, READ))
@@ -1060,6 +1071,18 @@ _FUNCTIONS: dict[tuple[str, str], str] = {
     ("_operator", "setitem"): "setitem", ("_operator", "delitem"): "setitem",
     ("_operator", "getitem"): "getitem",
     ("_functools", "reduce"): "read",
+    # heapq's and bisect's C functions: the list they are given first (RACE-10)
+    **{("_heapq", n): "inplace" for n in (
+        "heappush", "heappop", "heapify", "heapreplace", "heappushpop", "heappush_max",
+        "heappop_max", "heapify_max", "heapreplace_max", "heappushpop_max", "_heappop_max",
+        "_heapify_max", "_heapreplace_max")},
+    **{("_bisect", n): "inplace" for n in ("insort", "insort_left", "insort_right")},
+    **{("_bisect", n): "read" for n in ("bisect", "bisect_left", "bisect_right")},
+    # stdlib functions written in Python that only read what they are given
+    **{(m, n): "read" for m, n in (
+        ("copy", "copy"), ("copy", "deepcopy"), ("json", "dumps"), ("pprint", "pformat"),
+        ("heapq", "nlargest"), ("heapq", "nsmallest"), ("statistics", "mean"),
+        ("statistics", "median"))},
     **{("math", n): "read" for n in ("floor", "ceil", "sqrt", "fsum", "prod", "isclose",
                                      "gcd", "lcm", "log", "exp", "fabs", "trunc")},
 }
@@ -1106,7 +1129,10 @@ def _calls(fn: Any, bound: Any, pos: tuple[Any, ...] | None, kw: tuple[Any, ...]
     if kind is types.MethodType:
         return _calls(fn.__func__, fn.__self__, pos, kw, out)
     if kind is types.FunctionType:
-        return _code_kind(fn.__code__) != "foreign"
+        if _code_kind(fn.__code__) != "foreign":
+            return True
+        return (fn.__module__, fn.__name__) in _FUNCTIONS and _c_function(
+            fn.__module__, fn.__name__, pos, kw, out)
     if kind is types.CodeType:  # a function made where it is called (a comprehension's)
         return _code_kind(fn) != "foreign"
     if isinstance(fn, functools.partial):
@@ -1159,6 +1185,9 @@ def _c_function(module: str, name: str, pos: tuple[Any, ...] | None,
             and _read_all(pos[1:], kw, out))
 
 
+_GENERATOR_STEPS = frozenset({"send", "throw", "close", "__next__"})
+
+
 def _c_method(owner: Any, name: str, pos: tuple[Any, ...] | None, kw: tuple[Any, ...] | None,
               out: list[Location]) -> bool:
     """A method written in C of ``owner``: a container's, named by what it does to the
@@ -1167,6 +1196,8 @@ def _c_method(owner: Any, name: str, pos: tuple[Any, ...] | None, kw: tuple[Any,
     it by identity."""
     if owner is _MISSING:
         return False
+    if isinstance(owner, types.GeneratorType) and name in _GENERATOR_STEPS:
+        return _iterates(owner, out)
     if name in ("__setattr__", "__delattr__", "__getattribute__"):
         if not pos or type(pos[0]) is not str:
             return False
@@ -1283,7 +1314,31 @@ def _call(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bo
     pending.loaded[_frame_key(frame, ("result", offset))] = result
     if not known or (pos_exprs and pos_exprs[0] == "star" and not starred):
         return False
-    return _calls(fn, bound, pos, kw, out)
+    if _calls(fn, bound, pos, kw, out):
+        return True
+    pending.guessed = _guess(fn, bound, pos, kw)
+    return False
+
+
+_C_CALLABLES = (types.BuiltinFunctionType, types.MethodDescriptorType,
+                types.WrapperDescriptorType, types.MethodWrapperType)
+
+
+def _guess(fn: Any, bound: Any, pos: tuple[Any, ...] | None,
+           kw: tuple[Any, ...] | None) -> list[Location]:
+    """A call of C code the table does not know: a write of its receiver and of each
+    argument that can be shared (a container, an object of C code's), for race detection
+    (RACE-11).  Nothing for code written in Python (the stdlib's is RACE-12's)."""
+    if not isinstance(fn, _C_CALLABLES):
+        return []
+    receiver = getattr(fn, "__self__", None) if bound is _NOBIND else bound
+    out: list[Location] = []
+    for value in (receiver, *(pos or ()), *(kw or ())):
+        if value is _MISSING or value is None or isinstance(value, _THREAD_LOCALS):
+            continue
+        if _kind_of_type(type(value)) in ("container", "foreign"):
+            out.append((id(value), ANY, value, WRITE))
+    return out
 
 
 def _callee(expr: Any, frame: Frame, pending: Pending) -> tuple[Any, Any]:
@@ -1471,8 +1526,18 @@ def _shallow(value: Any, out: list[Location]) -> bool:
     return what != "foreign"
 
 
-_RUNTIME = {"call": _call, "exit": _exit, "with": _enter, "method": _load_method,
-            "iter": _get_iter, "next": _next, "op": _operation, "unpack": _unpack}
+def _truth(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+    """``if d:``, ``not d``, ``while d:``: a container's truth reads its size (RACE-10); a
+    user's object runs its own (traced) ``__bool__``; any other value's is not seen."""
+    value = frame.value(site.owner)
+    if value is not _MISSING and type(value) not in _PLAIN and \
+            _kind_of_type(type(value)) == "container":
+        out.append((id(value), ANY, value, READ))
+    return True
+
+
+_RUNTIME = {"call": _call, "truth": _truth, "exit": _exit, "with": _enter,
+            "method": _load_method, "iter": _get_iter, "next": _next, "op": _operation, "unpack": _unpack}
 
 
 def owner_name(owner: Any) -> str | None:

@@ -93,8 +93,9 @@ def explain(failure: Failure, preempted: Sequence[Preemption], races: Sequence[R
     threads = failure.threads
     failed = _failing_thread(failure)
     died = tuple(t for t in threads if t.state == "died" and t is not failed)
+    what = _what(failure, failed)
     return Explanation(
-        what=_what(failure, failed),
+        what=f"After the program returned: {what}" if failure.after_return else what,
         earlier=tuple(_died_earlier(t, threads) for t in died),
         schedule=_schedule(preempted, len(preempted) if preemptions is None else preemptions, minimal),
         races=_races(races),

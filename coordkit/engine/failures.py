@@ -7,6 +7,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 from coordkit.engine.cause import ThreadState, is_coordkits
@@ -16,12 +17,14 @@ from coordkit.errors import FailureKind
 
 __all__ = [
     "Failure",
+    "after_return_failure",
     "choice_limit_failure",
     "deadlock_failure",
     "exception_failure",
     "invariant_failure",
     "loop_failure",
     "race_failure",
+    "slow_run_failure",
     "step_limit_failure",
     "watchdog_failure",
 ]
@@ -40,6 +43,14 @@ class Failure:
     threads: tuple[ThreadState, ...] = ()
     # The asyncio tasks not done at the failure, each with its await chain (AIO-45).
     tasks: tuple[str, ...] = ()
+    # It happened after the program returned, in a daemon still running (SCHED-55).
+    after_return: bool = False
+
+
+def after_return_failure(failure: Failure) -> Failure:
+    """``failure``, found after the program returned: its report says so (SCHED-55)."""
+    failure.after_return = True
+    return failure
 
 
 def exception_failure(task: Task, exc: BaseException) -> Failure:
@@ -99,15 +110,7 @@ def step_limit_failure(step_limit: int, max_steps: int, tasks: list[Task], task:
     if step_limit == max_steps * started:
         budget += f" (max_steps={max_steps} for each of the {started} thread(s) it started)"
     here = sys._getframe(1)
-    rows = []
-    for t in tasks:
-        if t.state is FINISHED:
-            continue
-        frame = here if t is task else (t.glet.gr_frame if t.glet is not None else None)
-        state = ("stopped here" if t is task else "runnable" if t.state is RUNNABLE
-                 else f"blocked on {t.waiting_on}")
-        rows.append(f"  {t.label} {t.name!r} ({state}): last did {t.pt.op} {t.pt.obj}".rstrip()
-                    + f" at step {t.pt.step}, {where(frame)}")
+    rows = _alive(tasks, task, here)
     return Failure(
         FailureKind.STEP_LIMIT,
         f"the run took more than {budget} without ending: threads that keep running without "
@@ -118,6 +121,39 @@ def step_limit_failure(step_limit: int, max_steps: int, tasks: list[Task], task:
         details=f"{len(rows)} thread(s) alive when the budget ran out, and what each did last:\n"
                 + "\n".join(rows) + "\n",
     )
+
+
+def slow_run_failure(seconds: float, steps: int, tasks: list[Task], task: Task, kind: str,
+                     obj: str) -> Failure:
+    """The run was still taking scheduling steps when its wall-clock budget ran out: it is
+    slow, not blocked (SCHED-64); which threads were alive, and what each did last."""
+    here = sys._getframe(1)
+    rows = _alive(tasks, task, here)
+    return Failure(
+        FailureKind.TIMEOUT,
+        f"the run exceeded its wall-clock budget (run_timeout={seconds:g}s) while still making "
+        f"progress through the scheduler: {steps} scheduling steps by {len(tasks)} thread(s). "
+        "It is slow, not blocked (raise run_timeout, or give the program less to do). At the "
+        f"last step {task.label} {task.name!r} was at {f'{kind} {obj}'.rstrip()} in {where(here)}",
+        thread=task.name,
+        details=f"{len(rows)} thread(s) alive when the budget ran out, and what each did last:\n"
+                + "\n".join(rows) + "\n",
+    )
+
+
+def _alive(tasks: list[Task], task: Task, here: FrameType) -> list[str]:
+    """A row for each thread alive: its state, what it did last and where (``task`` is the
+    one that stopped, at ``here``)."""
+    rows = []
+    for t in tasks:
+        if t.state is FINISHED:
+            continue
+        frame = here if t is task else (t.glet.gr_frame if t.glet is not None else None)
+        state = ("stopped here" if t is task else "runnable" if t.state is RUNNABLE
+                 else f"blocked on {t.waiting_on}")
+        rows.append(f"  {t.label} {t.name!r} ({state}): last did {t.pt.op} {t.pt.obj}".rstrip()
+                    + f" at step {t.pt.step}, {where(frame)}")
+    return rows
 
 
 def watchdog_failure(task: Task | None, exc: WatchdogTimeout, *, line: bool) -> Failure:

@@ -83,6 +83,7 @@ class RunReport:
     races: list[Race] = field(default_factory=list)  # the races seen in this run
     # What the run did that the program's own order never does (AIO-42, AIO-44).
     deviations: list[str] = field(default_factory=list)
+    task_names: list[str] = field(default_factory=list)  # asyncio tasks, in order (AIO-46)
 
     @classmethod
     def of(cls, run: Run) -> RunReport:
@@ -108,6 +109,7 @@ class RunReport:
             preempted=list(run.preempted),
             races=list(run.races or ()),
             deviations=list(run.deviations),
+            task_names=list(run.task_names),
         )
 
     @property

@@ -55,6 +55,7 @@ def _failure_fields(report: RunReport, *, minimal: bool = False) -> dict[str, An
         "kind": failure.kind.value,
         "message": failure.message,
         "thread": failure.thread,
+        "after_return": failure.after_return,  # SCHED-55
         "exception": None if exc is None else {"type": type(exc).__name__, "message": str(exc)},
         "root_cause": explanation.root_cause,
         "preempted": [asdict(p) for p in report.preempted],

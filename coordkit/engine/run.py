@@ -201,6 +201,7 @@ class Run:
     preempted: list[Preemption]  # its preemptions, where and for whom (recorded runs only)
     snapshots: list[dict[str, Any]] = field(default_factory=list)  # the world at each row's step
     deviations: list[str] = field(default_factory=list)  # from the program's own order (AIO-40)
+    task_names: list[str] = field(default_factory=list)  # asyncio tasks, in order (AIO-46)
 
     @classmethod
     def of(cls, ex: Execution, options: RunOptions) -> Run:
@@ -214,7 +215,7 @@ class Run:
             None if ex.races is None else ex.races.races,
             frozenset() if tracer is None else tracer.racing, ex.warnings, ex.preempted,
             [] if recorder is None or recorder.snapshots is None else list(recorder.snapshots),
-            ex.deviations,
+            ex.deviations, ex.task_names,
         )
 
     @property
@@ -225,6 +226,8 @@ class Run:
 # How often the caller looks up from waiting for the worker, and how long stopping the
 # worker may take before it is abandoned (a Ctrl-C ends an exploration within a second).
 _POLL = 0.25
+# How long a run told it is overdue has to reach a scheduling step before it is interrupted.
+_GRACE = 0.5
 STOP_WITHIN = 0.8
 
 
@@ -292,31 +295,40 @@ class _Worker:
 
     def run(self, fn: Callable[[], Any], timeout: float,
             started: Callable[[], float | None] | None = None,
-            stopping: Callable[[], bool] = lambda: True) -> Any:
-        """Run ``fn`` on the worker; interrupt a run that overruns ``timeout`` seconds.
+            stopping: Callable[[], bool] = lambda: True,
+            overdue: Callable[[float], bool] = lambda seconds: False) -> Any:
+        """Run ``fn`` on the worker; stop a run that overruns ``timeout`` seconds.
 
         ``started()`` says when the run in progress began (None between runs); without
-        it the whole job is one run.  A run that cannot be interrupted is abandoned and
-        ``UncontrolledBlockingError`` says where it is stuck.  When the caller is
-        interrupted while it waits (Ctrl-C), the job is stopped (``stop``) before the
-        interruption goes on.
+        it the whole job is one run.  An overrunning run is first told so (``overdue``,
+        True if there was a run to tell): one still taking scheduling steps ends at its
+        next (SCHED-64).  One that takes none for ``_GRACE`` seconds more is interrupted;
+        if that fails too it is abandoned, and ``UncontrolledBlockingError`` says where it
+        is stuck.  When the caller is interrupted while it waits (Ctrl-C), the job is
+        stopped (``stop``) before the interruption goes on.
         """
         job = self._job = _Job(fn)
         self._go.release()
-        if self._wait(job, timeout, started, stopping):
+        if self._wait(job, timeout, started, stopping, overdue):
             return job.outcome()
         return self._interrupt(job, timeout)
 
     def _wait(self, job: _Job, timeout: float, started: Callable[[], float | None] | None,
-              stopping: Callable[[], bool]) -> bool:
-        """Wait for the job to end (True) or its run to overrun ``timeout`` (False), in
-        short waits: a signal sent from the worker thread reaches the caller's handler only
-        when the caller next runs Python code.  Interrupted, stop the job first."""
+              stopping: Callable[[], bool], overdue: Callable[[float], bool]) -> bool:
+        """Wait for the job to end (True) or its run to overrun ``timeout`` and not stop
+        when told (False), in short waits: a signal sent from the worker thread reaches the
+        caller's handler only when the caller next runs Python code.  Interrupted, stop the
+        job first."""
         job_started = sync.real_monotonic()
+        told: float | None = None  # when the run told it was overdue began
         try:
             while not job.done.acquire(timeout=min(timeout, _POLL)) and not job.ended:
                 began = job_started if started is None else started()
-                if began is not None and sync.real_monotonic() - began >= timeout:
+                if began is None or sync.real_monotonic() - began < timeout:
+                    continue
+                if told != began and overdue(timeout):
+                    told = began
+                elif told != began or sync.real_monotonic() - began >= timeout + _GRACE:
                     return False
             return True
         except BaseException:  # KeyboardInterrupt, or what a signal handler raised
@@ -435,7 +447,16 @@ class Session:
         if self._worker is None or not self._worker.alive:
             self._worker = _Worker()
         started = (lambda: self._run_started) if per_run else None
-        return self._worker.run(job, self.options.run_timeout, started, self._stopping)
+        return self._worker.run(job, self.options.run_timeout, started, self._stopping,
+                                self._overdue)
+
+    def _overdue(self, seconds: float) -> bool:
+        """The run in progress has overrun its wall-clock budget: tell it (SCHED-64)."""
+        ex = self._current
+        if ex is None or ex.killing or ex.finished:
+            return False
+        ex.overdue(seconds)
+        return True
 
     def _stopping(self) -> bool:
         """The caller was interrupted: no run starts after this one; True when the worker

@@ -40,11 +40,13 @@ from coordkit import sync
 from coordkit.engine.cause import Preemption, is_coordkits, preemption, thread_states
 from coordkit.engine.failures import (
     Failure,
+    after_return_failure,
     choice_limit_failure,
     deadlock_failure,
     exception_failure,
     invariant_failure,
     race_failure,
+    slow_run_failure,
     step_limit_failure,
     watchdog_failure,
 )
@@ -79,6 +81,9 @@ FAIRNESS_BOUND = 1000
 # which the clock moves on: to the earliest deadline, or by IDLE_TICK if there is none.
 IDLE_YIELDS_BEFORE_TIME_PASSES = 100
 IDLE_TICK = 1e-3
+# The steps a run's daemon threads may take after the program returned (SCHED-54): a
+# daemon still running then is stopped there, with a warning that says so.
+AFTER_RETURN_STEPS = 200
 # Points that are not operations on a synchronisation object (their obj, if any, names
 # memory or the thread itself).
 _NOT_SYNCHRONISATION = frozenset({"line", "store", "access", "start"})
@@ -171,6 +176,7 @@ class Execution:
         self.max_steps = max_steps
         self.step_limit = 0
         self.max_choices = 0  # see set_step_limit
+        self.overdue_after: float | None = None  # see overdue
         self.record = record
         self.caller_thread = caller_thread
         self.fail_on_thread_exception = fail_on_thread_exception
@@ -184,6 +190,7 @@ class Execution:
         self.reorder_ready = False  # event loops may run any ready callback next (AIO-44)
         # Each event loop's tasks and their await chains, asked for at a failure (AIO-45).
         self.task_reports: list[Callable[[], tuple[str, ...]]] = []
+        self.task_names: list[str] = []  # the asyncio tasks made, in order (AIO-46)
         self.clock = Clock()
         self.shims = shims(self)
         self.tasks: list[Task] = []
@@ -223,6 +230,8 @@ class Execution:
         self.scheduler_error: BaseException | None = None
         self.pruned = False
         self.thread_exceptions: list[tuple[str, BaseException]] = []
+        # The step at which the program returned while a daemon could still run (SCHED-53).
+        self.returned_at: int | None = None
 
     def _choosing(self, scheduler: Scheduler) -> None:
         """What the run keeps about its choice points."""
@@ -254,7 +263,7 @@ class Execution:
         """The run may take ``limit`` steps, and make a bounded number of choices: its
         trace must stay decodable, so that bound grows with the step limit, up to what
         ``trace`` accepts for the run's budget."""
-        self.step_limit = limit
+        self.step_limit = limit if self.overdue_after is None else -1
         self.max_choices = CHOICES_PER_STEP * min(limit, self.max_steps * TRACE_THREADS)
 
     # -- the run's threads as the program sees them ------------------------
@@ -290,7 +299,8 @@ class Execution:
         self.tasks.append(task)
         if self.races is not None:
             self.races.spawn(None if self.current is None else self.current.tid, tid)
-        self.set_step_limit(self.step_limit + self.max_steps)
+        if self.returned_at is None:  # after the return, the bound is the run's (SCHED-54)
+            self.set_step_limit(self.step_limit + self.max_steps)
         if not daemon:
             self._nondaemon_alive += 1
         self._runnable += 1
@@ -358,20 +368,26 @@ class Execution:
     # -- the run ----------------------------------------------------------
 
     def run(self, fn: Callable[[], Any]) -> Execution:
-        """Run ``fn`` as thread T0 until every non-daemon thread ends or a failure."""
+        """Run ``fn`` as thread T0 until every non-daemon thread ends or a failure, then
+        its daemons that can still run until they end, block for good or reach the
+        after-return bound (SCHED-53)."""
         self._driver = _getcurrent()
         self._outer_excepthook = threading.excepthook
         main = self.spawn(fn, "MainThread", daemon=False)
         with room_for_threads(sys._getframe()):
             try:
                 self._drive(main, until_all_ended=True)
-                if self.failure is None:
-                    self._left_running()
+                if self.failure is None and not self._stop and self._daemons_can_run():
+                    self._after_return()
             except WatchdogTimeout as exc:
                 if self.failure is None:
                     self.failure = watchdog_failure(
                         self.current, exc, line=self.tracer is not None and self.tracer.lines)
             finally:
+                if self.failure is not None and self.returned_at is not None:
+                    self.failure = after_return_failure(self.failure)
+                elif self.returned_at is not None and not self.pruned and self.scheduler_error is None:
+                    self._left_running()
                 if self.failure is not None and self.locks is not None:
                     self.failure.threads = thread_states(self.tasks, self.locks, self.helpers)
                     self.failure.tasks = tuple(t for tasks in self.task_reports for t in tasks())
@@ -383,18 +399,43 @@ class Execution:
         if message not in self.warnings:
             self.warnings.append(message)
 
-    def _left_running(self) -> None:
-        """The program returned with daemon threads that could still run: they are ended
-        here, so what they would have done next is not explored."""
+    def _program_daemons(self) -> list[Task]:
+        """The program's daemon threads that have not ended (coordkit's own left out)."""
+        out = []
         for task in self.tasks:
-            if task.daemon and (task.state is RUNNABLE
-                                or (task.state is BLOCKED and task.deadline is not None)):
+            if task.daemon and task.state is not FINISHED:
                 frame = task.glet.gr_frame if task.glet is not None else None
-                if is_coordkits(task, frame):
-                    continue  # coordkit's own thread (a join watcher): not the program's work
-                self.warn(f"daemon thread {task.name!r} could still run when the program "
-                          "returned; it was stopped, and what it would have done next was not "
-                          "explored (stop and join it before returning)")
+                if not is_coordkits(task, frame):
+                    out.append(task)
+        return out
+
+    def _daemons_can_run(self) -> bool:
+        return any(t.state is RUNNABLE or (t.state is BLOCKED and t.deadline is not None)
+                   for t in self._program_daemons())
+
+    def _after_return(self) -> None:
+        """The program returned (its last non-daemon thread ended) with a daemon that can
+        still run: as in a test process, its daemons go on, under the scheduler, each of
+        their steps a step of the run and each switch a choice point (SCHED-53), for at
+        most ``AFTER_RETURN_STEPS`` steps (SCHED-54)."""
+        self.returned_at = self.steps
+        # Only the step limit: the choices allowed (set_step_limit) stay what the trace
+        # was sized for, and running out of them after the return is the bound too.
+        self.step_limit = self.steps + AFTER_RETURN_STEPS
+        self._drive(self._next(self.current), until_all_ended=False)
+
+    def _left_running(self) -> None:
+        """The program's daemons that never ended after the return: each is a warning,
+        not a failure (SCHED-54); the warning says whether it blocked for good or was
+        stopped at the bound."""
+        for task in self._program_daemons():
+            if task.state is not BLOCKED or task.deadline is not None:
+                why = (f"was still running {AFTER_RETURN_STEPS} steps after the program "
+                       "returned (the after-return step bound); it was stopped there, and what "
+                       "it would have done next was not explored")
+            else:
+                why = f"never ended: after the program returned it blocked for good on {task.waiting_on}"
+            self.warn(f"daemon thread {task.name!r} {why} (stop and join it before returning)")
 
     def drive(self) -> None:
         """Open-ended mode: run runnable threads until none can run, or a failure."""
@@ -461,6 +502,23 @@ class Execution:
                 self.leaked.append(task.name)
             task.state = FINISHED
 
+    def _stop_at_bound(self) -> None:
+        """The daemons reached the after-return bound (SCHED-54): the run ends here, as a
+        failure does, and cuts off what could run next (an ``ANY`` effect, SCHED-31)."""
+        if self.recorder is not None:
+            self._footprint(ANY, "end of run")
+        self._stop = True
+        assert self._driver is not None
+        self._resume(self._driver)
+        raise Kill()
+
+    def overdue(self, seconds: float) -> None:
+        """From the watchdog's thread: the run has run for ``seconds``, its wall-clock
+        budget.  It ends at its next scheduling step, as a step budget spent does (the
+        step check costs nothing more), failing as a slow run (SCHED-64)."""
+        self.overdue_after = seconds
+        self.step_limit = -1
+
     def terminate(self, failure: Failure) -> None:
         """Record ``failure`` and end the run from inside a controlled thread."""
         if self.failure is None:
@@ -509,6 +567,11 @@ class Execution:
         steps = self.steps = self.steps + 1
         task.pt = new_point((task.tid, kind, obj, task.yielding, steps))
         if steps > self.step_limit:
+            if self.returned_at is not None:
+                self._stop_at_bound()
+            if self.overdue_after is not None:
+                self.terminate(slow_run_failure(self.overdue_after, self.steps, self.tasks, task,
+                                                kind, obj))
             self.terminate(step_limit_failure(self.step_limit, self.max_steps, self.tasks, task,
                                               kind, obj))
         if self.invariant is not None:
@@ -601,9 +664,11 @@ class Execution:
         if self.recorder is not None:
             self.recorder.changed_nothing(self.current, target._ck_label, op)
 
-    def access(self, owner: Any, field: Any, keep: Any, site: Any, stack: tuple[Any, ...]) -> None:
+    def access(self, owner: Any, field: Any, keep: Any, site: Any, stack: tuple[Any, ...],
+               footprint: bool = True) -> None:
         """The running thread reads or writes shared memory (``site.access``): ``field``
-        of ``owner`` (see ``accesses.location_of``), reached through ``stack``."""
+        of ``owner`` (see ``accesses.location_of``), reached through ``stack``; DPOR is
+        told too unless not ``footprint`` (a guess its step's ``ANY`` effect covers)."""
         task = self.current
         if task is None or self.killing or self._in_callers_code:
             return
@@ -614,7 +679,7 @@ class Execution:
             if self.fail_on_race and len(races.races) > seen and self.failure is None:
                 self.terminate(race_failure(races.races[-1], task))
         recorder = self.recorder
-        if recorder is not None and recorder.steps is not None:
+        if footprint and recorder is not None and recorder.steps is not None:
             # One object per owner (an item or attribute conflicts with a whole-object
             # access of its owner): DPOR reads these (SCHED-30).
             recorder.memory(task, owner, keep, field, site.access)
@@ -714,7 +779,8 @@ class Execution:
         """Pick the next thread to run, advancing time or failing if none can; at a choice
         point (two or more runnable threads) the scheduler picks."""
         while True:
-            if self._nondaemon_alive == 0 and not self.open_ended:
+            if self._nondaemon_alive == 0 and not self.open_ended and (
+                    self.returned_at is None or not self._program_daemons()):
                 return None
             if self._runnable == 1 and cur is not None and cur.state is RUNNABLE:
                 return cur  # nobody else can run: no choice, and no list to build
@@ -724,7 +790,9 @@ class Execution:
             if enabled:
                 break
             if not self._fire_earliest_deadline():
-                if not self.open_ended:  # open-ended: settled, every thread parked or done
+                # Open-ended: settled, every thread parked or done; after the return: the
+                # daemons left blocked for good, a warning (SCHED-54).
+                if not self.open_ended and self.returned_at is None:
                     self._deadlock()
                     self._stop = True
                 return None
@@ -759,6 +827,11 @@ class Execution:
         if idx >= len(enabled):
             raise IndexError(f"scheduler chose {idx} of {len(enabled)} candidates")
         if len(self.choices) >= self.max_choices:
+            if self.returned_at is not None:  # a bound, after the return (SCHED-54)
+                if self.recorder is not None:
+                    self._footprint(ANY, "end of run")
+                self._stop = True
+                return None
             if self.failure is None:
                 self.failure = choice_limit_failure(self.max_choices, self.steps, self.tasks)
             self._stop = True

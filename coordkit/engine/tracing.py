@@ -115,6 +115,11 @@ def _access(ex: Execution, site: Site, frame: Any) -> None:
     found = locations(site, named, tracer.pending)
     if found is UNNAMED:
         _depends_on_everything(ex, site)
+        guessed, tracer.pending.guessed = tracer.pending.guessed, []
+        if guessed and ex.races is not None:  # race detection's only (RACE-11)
+            stack = _stack(frame)
+            for owner, field, keep, access in guessed:
+                ex.access(owner, field, keep, site._replace(access=access), stack, False)
         return
     if not found:
         return

@@ -41,8 +41,9 @@ def _clean(value: Any) -> Any:
 
 def pane(events: Sequence[Any], thread_names: Sequence[str], *, failure: str | None,
          trace: str | None, snapshots: Sequence[dict[str, Any]] = (),
-         note: str = "") -> dict[str, Any]:
-    """A pane's data: rows are steps; ``snapshots`` (one per step, in order) when kept."""
+         note: str = "", task_names: Sequence[str] = ()) -> dict[str, Any]:
+    """A pane's data: rows are steps; ``snapshots`` (one per step, in order) when kept;
+    a lane per asyncio task of ``task_names`` that steps in the run (AIO-46)."""
     rows: list[dict[str, Any]] = []
     pending_calls: list[str] = []
     for e in events:
@@ -61,12 +62,39 @@ def pane(events: Sequence[Any], thread_names: Sequence[str], *, failure: str | N
     if any(s["step"] != row["step"] for s, row in zip(shots, rows)):
         shots = []  # not this run's: show none rather than the wrong world
     _mark_preemptions(rows, shots)
+    tasks = _task_lanes(rows, task_names)
     return _clean({
         "threads": [f"T{i} {str(name)[:_NAME_LIMIT]}" for i, name in enumerate(thread_names)],
+        "tasks": tasks,
         "rows": rows, "snapshots": shots, "total": len(rows),
         "failing": len(rows) - 1 if failure is not None and rows else None,
         "failure": failure, "trace": trace, "note": note, "unrecorded": _unrecorded(shots),
     })
+
+
+def _task_lanes(rows: list[dict[str, Any]], task_names: Sequence[str]) -> list[str]:
+    """The task lanes (AIO-46): each task that a loop's step runs (its row's ``runs Task-2
+    coro`` line, AIO-9), in creation order, named with its coroutine; ``row["tasks"]``
+    lists the lanes of the tasks stepping in that row."""
+    lanes: dict[str, int] = {}
+    headers: list[str] = []
+    marks: list[list[int]] = []
+    for row in rows:
+        stepped = []
+        for text in row["calls"]:
+            name = next((n for n in task_names if text.startswith(f"runs {n} ")), None)
+            if name is None:
+                continue
+            if name not in lanes:
+                lanes[name] = len(headers)
+                headers.append(text[len("runs "):][:_NAME_LIMIT])
+            stepped.append(name)
+        marks.append(stepped)
+    order = sorted(lanes, key=list(task_names).index)  # creation order
+    lane = {name: i for i, name in enumerate(order)}
+    for row, stepped in zip(rows, marks):
+        row["tasks"] = [lane[name] for name in stepped]
+    return [headers[lanes[name]] for name in order]
 
 
 def _unrecorded(shots: list[dict[str, Any]]) -> str:
@@ -113,7 +141,8 @@ def _failure_text(report: RunReport) -> str | None:
 def report_pane(report: RunReport, note: str = "") -> dict[str, Any]:
     """The pane of a recorded run."""
     return pane(report.events, report.thread_names, failure=_failure_text(report),
-                trace=report.trace, snapshots=report.snapshots, note=note)
+                trace=report.trace, snapshots=report.snapshots, note=note,
+                task_names=report.task_names)
 
 
 def neighbour_schedule(schedule: Schedule) -> tuple[Schedule, int] | None:
@@ -126,7 +155,8 @@ def neighbour_schedule(schedule: Schedule) -> tuple[Schedule, int] | None:
     return Schedule.from_choices(
         choices[:last], granularity=schedule.granularity,
         fail_on_thread_exception=schedule.fail_on_thread_exception,
-        max_steps=schedule.max_steps, racing=schedule.racing,
+        max_steps=schedule.max_steps, racing=schedule.racing, cancel=schedule.cancel,
+        adversarial=schedule.adversarial,
     ), last
 
 

@@ -73,8 +73,11 @@ _PREEMPTED = ('<span class="preempt" title="switched away from this thread, whic
 
 
 def _lanes(pane: dict[str, Any]) -> str:
-    """The swim lanes: a column per thread, a row per step."""
-    head = "".join(f"<th>{_text(name)}</th>" for name in pane["threads"])
+    """The swim lanes: a column per thread, then one per asyncio task (AIO-46), a row per
+    step; a task's cell is marked in the rows whose loop step runs it."""
+    tasks = pane.get("tasks", [])
+    head = "".join(f"<th>{_text(name)}</th>" for name in pane["threads"]) + "".join(
+        f'<th class="task">{_text(name)}</th>' for name in tasks)
     body = []
     for i, row in enumerate(pane["rows"]):
         cells = []
@@ -86,6 +89,9 @@ def _lanes(pane: dict[str, Any]) -> str:
                 cells.append(f'<td class="preempted">{_PREEMPTED}{inside}</td>')
             else:
                 cells.append(f"<td>{inside}</td>")
+        for lane in range(len(tasks)):
+            cells.append('<td class="task runs">▶ runs</td>' if lane in row.get("tasks", ())
+                         else '<td class="task"></td>')
         classes = "step" + (" failing" if i == pane["failing"] else "") + (
             " preempt" if row.get("preempted") is not None else "")
         body.append(f'<tr class="{classes}" data-i="{i}"><th class="n">{i + 1}</th>'

@@ -161,3 +161,14 @@ def test_the_cancel_flag_survives_the_trace_string():
     assert Schedule.decode(schedule.encode()).cancel
     assert not Schedule.decode(Schedule(((2, 1),)).encode()).cancel
     assert "cancel='tasks'" in schedule.describe()
+
+
+def test_the_viewers_passing_neighbour_keeps_the_loop_options():
+    """AIO-40, AIO-44: the viewer's neighbour of a schedule (VIEW-4) offers the same
+    cancellations and reorderings, or it could not replay."""
+    from coordkit.viewer.model import neighbour_schedule
+
+    found = neighbour_schedule(Schedule(((2, 0), (3, 1)), cancel=True, adversarial=True))
+    assert found is not None
+    neighbour, point = found
+    assert (neighbour.cancel, neighbour.adversarial, point) == (True, True, 1)

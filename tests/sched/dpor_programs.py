@@ -616,7 +616,8 @@ def enumerate_observer():
 
 
 def daemon_cut_off():
-    """The run ends when the main thread does: a daemon's steps after that never run."""
+    """The main thread's end, with a daemon able to run, depends on everything (SCHED-31);
+    the daemon's steps after it run after the return (SCHED-53) and change no outcome."""
     lock, out = threading.Lock(), []
 
     def daemon():

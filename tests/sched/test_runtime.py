@@ -581,6 +581,35 @@ def test_watchdog_interrupts_a_busy_loop():
     assert time.perf_counter() - started < 10
 
 
+def test_a_slow_run_is_told_apart_from_a_blocked_one_and_leaves_no_thread():
+    """SCHED-64: a run still taking scheduling steps at run_timeout ends at its next step,
+    says it was slow, not blocked, and ends its threads (SCHED-13)."""
+    def program():
+        lock = threading.Lock()
+
+        def poll():
+            for _ in range(10**8):
+                with lock:
+                    pass
+
+        threads = [threading.Thread(target=poll) for _ in range(5)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    started = time.perf_counter()
+    result = coordkit.explore(program, max_schedules=1, run_timeout=0.3, seed=1,
+                              max_steps=10**9)
+    failure = result.failure
+    assert failure.kind == "timeout"
+    assert "while still making progress through the scheduler" in failure.message
+    assert "blocked outside" not in failure.message
+    assert "6 thread(s)" in failure.message and "'Thread-" in failure.details
+    assert result.leaked_threads == []
+    assert time.perf_counter() - started < 5
+
+
 def test_watchdog_abandons_a_run_blocked_outside_the_scheduler():
     # SCHED-12, SCHED-4: a real lock made outside the run blocks for real
     outside = threading.Lock()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 from typing import Any
 
 from coordkit.engine.aio.chain import await_chain
@@ -26,7 +27,7 @@ __all__ = ["CANCEL", "Canceller", "suspension"]
 
 CANCEL = "cancel"  # the point at which a task's canceller is offered
 
-_ASYNCIO_DIR = asyncio.__file__.rsplit("/", 1)[0] + "/"
+_ASYNCIO_DIR = os.path.dirname(asyncio.__file__) + os.sep
 
 
 def suspension(task: asyncio.Task[Any]) -> str | None:

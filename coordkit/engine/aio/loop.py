@@ -213,6 +213,8 @@ class ControlledLoop(asyncio.BaseEventLoop):
             counts[0] += 1
             name = f"Task-{counts[0]}"
         task = super().create_task(coro, name=name, **kwargs)
+        if self._ex.recorder is not None and self._ex.recorder.rows:
+            self._ex.task_names.append(task.get_name())  # the viewer's lanes (AIO-46)
         if self._cancels is not None:
             self._cancels.made(task)
         return task
