@@ -204,7 +204,7 @@ class Execution:
         # accesses are no scheduling points of the program's.
         self._in_callers_code = False
         # A scheduling point runs with tracing off, as inside a trace callback (see
-        # tracing._point): the thread it switches to, and the caller's code, must run
+        # callback_point): the thread it switches to, and the caller's code, must run
         # outside that state; ``_tstate`` is the OS thread's (see Tracer.thread_state).
         self.in_callback = False
         self._tstate: int | None = None
@@ -549,13 +549,24 @@ class Execution:
             self.in_callback = False
             self.tracer.resume_tracing(self._tstate)
 
+    def callback_point(self, kind: str, obj: str = "") -> None:
+        """``point`` from inside a trace or monitoring callback, where CPython has turned
+        tracing off already (``tracing`` calls it at each line, store and racing access)."""
+        if self.killing or self._in_callers_code:
+            return
+        self.in_callback = True
+        try:
+            self._reach(kind, obj)
+        finally:
+            self.in_callback = False
+
     def _reach(self, kind: str, obj: str) -> None:
         """The current thread reaches a scheduling point (see ``point``)."""
         task = self.current
         assert task is not None
-        self.steps += 1
-        task.pt = new_point((task.tid, kind, obj, task.yielding, self.steps))
-        if self.steps > self.step_limit:
+        steps = self.steps = self.steps + 1
+        task.pt = new_point((task.tid, kind, obj, task.yielding, steps))
+        if steps > self.step_limit:
             if self.returned_at is not None:
                 self._stop_at_bound()
             if self.overdue_after is not None:
@@ -565,9 +576,13 @@ class Execution:
                                               kind, obj))
         if self.invariant is not None:
             self._check_invariant(task)
-        nxt = self._next(task)
-        if nxt is not task:
-            self._switch(nxt)
+        if self._runnable == 1 and task.state is RUNNABLE and (
+                self._nondaemon_alive or self.open_ended):
+            pass  # nobody else can run: no choice (``_next``'s fast path, without the call)
+        else:
+            nxt = self._next(task)
+            if nxt is not task:
+                self._switch(nxt)
         if self.recorder is not None:
             self._begin_step(task)
             if self.in_callback and self.recorder.snapshots is not None:

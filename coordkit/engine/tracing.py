@@ -90,17 +90,6 @@ else:
     SWITCHES = False
 
 
-def _point(ex: Execution, kind: str = "line", target: str = "") -> None:
-    """A scheduling point from inside a trace or monitoring callback, where CPython has
-    turned tracing off (see ``Execution.in_callback``)."""
-    if not ex.killing:
-        ex.in_callback = True
-        try:
-            ex.point(kind, target)
-        finally:
-            ex.in_callback = False
-
-
 def _stack(frame: Any) -> tuple[tuple[str, int, str], ...]:
     """Up to ``STACK_DEPTH`` frames of the user's code, innermost first, as ``(file, line,
     function)``: formatted only if a race is reported."""
@@ -320,13 +309,13 @@ class Tracer:
         if self.lines:
             what = shared_stores(code).get(offset)
             if what is not None:
-                _point(ex, "store", what)
+                ex.callback_point("store", what)
                 acted = True
         site = access_sites(code).get(offset) if (self.accesses or self.racing) else None
         if site is None:
             return acted
         if site.site_key in self.racing:
-            _point(ex, "access", site.name)
+            ex.callback_point("access", site.name)
             acted = True
         if self.accesses:
             _access(ex, site, frame)
@@ -376,7 +365,7 @@ if sys.version_info >= (3, 12):
         if ex is not None and ex.tracer is not None:
             _instrument(code, ex.tracer)
             if ex.tracer.lines:
-                _point(ex)
+                ex.callback_point("line")
         return None
 
     def _instruction_event(code: Any, offset: int) -> Any:
@@ -453,7 +442,7 @@ else:
                         task = ex.current
                         tracer.unseen = None if task is None else task.step
             elif event == "line":
-                _point(ex)
+                ex.callback_point("line")
             return trace
 
         return trace
