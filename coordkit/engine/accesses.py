@@ -1612,15 +1612,7 @@ def _asks_operand(site: Site, frame: Frame, pending: Pending, out: list[Location
     """A truth test, ``len``'s instruction or a unary operator: a container's C code reads
     its size (SCHED-58); a user's object runs its own (traced) method; a value the analysis
     lost, or a foreign one, is unnamed (SCHED-42)."""
-    value = frame.value(site.owner)
-    if value is _MISSING:
-        return False
-    if value is _SOME_PLAIN or value is _FRESH:
-        return True
-    what = _kind_of_type(type(value))
-    if what == "container":
-        out.append((id(value), ANY, value, READ))
-    return what != "foreign"
+    return _shallow(frame.value(site.owner), out)
 
 
 def _opaque(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
