@@ -576,13 +576,9 @@ class Execution:
                                               kind, obj))
         if self.invariant is not None:
             self._check_invariant(task)
-        if self._runnable == 1 and task.state is RUNNABLE and (
-                self._nondaemon_alive or self.open_ended):
-            pass  # nobody else can run: no choice (``_next``'s fast path, without the call)
-        else:
-            nxt = self._next(task)
-            if nxt is not task:
-                self._switch(nxt)
+        nxt = self._next(task)
+        if nxt is not task:
+            self._switch(nxt)
         if self.recorder is not None:
             self._begin_step(task)
             if self.in_callback and self.recorder.snapshots is not None:
