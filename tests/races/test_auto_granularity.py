@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import threading
 
 import pytest
@@ -12,9 +11,7 @@ import coordkit.engine.replay
 from coordkit.engine.run import DETECT_EVERY, LEARNING_RUNS
 from coordkit.engine.trace import Schedule
 from coordkit.errors import TraceFormatError
-
-needs_switching = pytest.mark.skipif(sys.version_info < (3, 11),
-                                     reason="scheduling at racing sites needs 3.11 (RACE-5)")
+from tests.sched.programs import needs_switching
 
 
 class Counter:

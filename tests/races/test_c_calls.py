@@ -7,16 +7,13 @@ import bisect
 import copy
 import heapq
 import json
-import sys
 import threading
 from collections import deque
 
 import pytest
 
 import coordkit
-
-needs_switching = pytest.mark.skipif(sys.version_info < (3, 11),
-                                     reason="scheduling at racing sites needs 3.11 (RACE-5)")
+from tests.sched.programs import needs_switching
 
 
 def _races(program, **options):

@@ -8,18 +8,15 @@ points; RACE-1: a race is reported only when the accesses are unordered).
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 import coordkit
 from tests.realbugs.ccalls import C_CALL_BUGS
 from tests.realbugs.programs import REAL_BUGS
+from tests.sched.programs import needs_switching
 
 BUGS = REAL_BUGS + C_CALL_BUGS  # C_CALL_BUGS: races made inside C calls (RACE-10)
 
-needs_switching = pytest.mark.skipif(sys.version_info < (3, 11),
-                                     reason="scheduling at racing sites needs 3.11 (RACE-5)")
 IDS = [bug.id for bug in BUGS]
 
 

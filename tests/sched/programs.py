@@ -15,6 +15,8 @@ import pytest
 needs_line_granularity = pytest.mark.skipif(
     sys.version_info < (3, 11), reason="granularity='line' needs Python 3.11 or newer"
 )
+needs_switching = pytest.mark.skipif(sys.version_info < (3, 11),
+                                     reason="scheduling at racing sites needs 3.11 (RACE-5)")
 
 
 def lost_update() -> None:

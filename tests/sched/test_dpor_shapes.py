@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, reject, settings
 
 from tests.sched import shapes
 from tests.sched.dpor_oracle import compare, unreduced
-from tests.sched.programs import needs_line_granularity
+from tests.sched.programs import needs_line_granularity, needs_switching
 from tests.sched.shapes import Plan, Spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,6 +124,7 @@ def test_smaller_plans_drop_a_thread_and_renumber_the_rest():
         compile(shapes.source(candidate), "<plan>", "exec")
 
 
+@needs_switching
 def test_auto_granularity_is_compared_over_the_racing_sites_it_learned(tmp_path):
     """SCHED-52: at auto granularity the oracle learns the racing sites first and fixes
     them for both searches, so that a lost update between two threads' increments (a
