@@ -12,6 +12,7 @@ import pytest
 import coordkit
 from coordkit import _demo
 from tests.sched import programs
+from tests.sched.programs import needs_switching
 
 HERE = Path(__file__).name
 
@@ -149,6 +150,7 @@ def test_a_failure_that_needs_no_preemption_says_so():
     assert "It needs no preemption" in first
 
 
+@needs_switching  # the lost update has no point between its read and write but a racing site
 def test_the_racing_accesses_are_named_in_the_first_paragraph():
     # CAUSE-1: the lost update's read and write race, and the report says where
     failure = coordkit.explore(programs.lost_update, seed=1).failure
