@@ -443,6 +443,7 @@ class Session:
         except BaseException:
             self._patch.__exit__()
             raise
+        tracing.hold()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -450,6 +451,7 @@ class Session:
             if self._worker is not None:
                 self._worker.close()
         finally:
+            tracing.release()  # the session's runs are over (SCHED-65)
             self._release_collector()  # a run abandoned in the worker never gave it back
             # A run that was abandoned or interrupted may not have put the numbering back.
             threading._counter = self._thread_names  # type: ignore[attr-defined]

@@ -53,7 +53,7 @@ from coordkit.engine.runtime import current_execution
 if TYPE_CHECKING:
     from coordkit.engine.runtime import Execution
 
-__all__ = ["SWITCHES", "Tracer", "is_user_code", "library_calls", "unavailable"]
+__all__ = ["SWITCHES", "Tracer", "hold", "is_user_code", "library_calls", "release", "unavailable"]
 
 STACK_DEPTH = 3  # frames of the user's code kept for each side of a race
 
@@ -337,10 +337,22 @@ class Tracer:
         _uninstall()
 
 
+_holders = 0  # sessions whose runs share the installed tracing (see hold)
+
+
+def hold() -> None:
+    """A session of runs begins: what its runs install stays installed from one run to the
+    next, until its ``release`` (where installing is costly: ``sys.monitoring``)."""
+    global _holders
+    _holders += 1
+
+
 if sys.version_info >= (3, 12):
     _TOOL_ID = 4  # sys.monitoring ids 0-5 exist; 4 and 5 are free for tools like this one
     _registered = False
-    _last_mode: Any = None
+    # Where the tracers installed since the last restart_events all act (see _acts_within):
+    # an instruction disabled since then is one no tracer since acts on.
+    _acting: Any = None
     # id -> user code with INSTRUCTION events switched on (by id: a code object hashes its
     # whole content, and this is looked up at every line event).
     _instrumented: dict[int, Any] = {}
@@ -381,7 +393,7 @@ if sys.version_info >= (3, 12):
         return None
 
     def _install(tracer: Tracer) -> None:
-        global _registered, _last_mode
+        global _registered, _acting
         mon = sys.monitoring
         if not _registered:
             owner = mon.get_tool(_TOOL_ID)
@@ -393,14 +405,34 @@ if sys.version_info >= (3, 12):
             mon.register_callback(_TOOL_ID, mon.events.PY_START, _start_event)
             mon.register_callback(_TOOL_ID, mon.events.INSTRUCTION, _instruction_event)
             _registered = True
-        if tracer.mode != _last_mode:
-            # Locations disabled for another tracer may matter to this one.
+        if _acting is None or not _acts_within(tracer.mode, _acting):
+            # Instructions disabled for another tracer may matter to this one.
             mon.restart_events()
-            _last_mode = tracer.mode
+            _acting = tracer.mode
+        else:
+            _acting = _meet(_acting, tracer.mode)
         # PY_START in line mode too: without it, 3.13 gives no LINE event for a body on its
         # ``def``/``lambda`` line (CPython gh-155992), so ``Thread(target=lambda: ...)`` would
         # run with neither a point nor an access seen (SCHED-57).
         mon.set_events(_TOOL_ID, mon.events.PY_START | (mon.events.LINE if tracer.lines else 0))
+
+    def _acts_within(mode: Any, acting: Any) -> bool:
+        """A tracer of ``mode`` acts only at instructions where ``acting`` does (lines: every
+        shared store; accesses: every access site; else the racing sites)."""
+        lines, accesses, racing = mode
+        if (lines and not acting[0]) or (accesses and not acting[1]):
+            return False
+        return accesses or acting[1] or racing <= acting[2]
+
+    def _meet(a: Any, b: Any) -> Any:
+        """The mode that acts where both ``a`` and ``b`` do."""
+        if a[1] and b[1]:
+            racing = frozenset()
+        elif a[1] or b[1]:
+            racing = b[2] if a[1] else a[2]
+        else:
+            racing = a[2] & b[2]
+        return a[0] and b[0], a[1] and b[1], racing
 
     def unavailable() -> str | None:
         """Why tracing cannot run now (another tool holds its id), or None."""
@@ -412,9 +444,12 @@ if sys.version_info >= (3, 12):
 
     def _uninstall() -> None:
         """Switch every event off and give the tool id back: nothing of coordkit stays
-        registered between runs (a profiler or debugger may want the id)."""
-        global _registered, _last_mode
-        if not _registered:
+        registered after a run, or, while a session holds tracing (``hold``), after the
+        session's last run (a profiler or debugger may want the id).  Between a session's
+        runs the events stay on: switching them off un-instruments every code object, and
+        the next run would pay again for every location it had disabled (SCHED-65)."""
+        global _registered, _acting
+        if not _registered or _holders:
             return
         mon = sys.monitoring
         mon.set_events(_TOOL_ID, 0)
@@ -425,9 +460,21 @@ if sys.version_info >= (3, 12):
         if mon.get_tool(_TOOL_ID) == "coordkit":
             mon.free_tool_id(_TOOL_ID)
         _registered = False
-        _last_mode = None
+        _acting = None
+
+    def release() -> None:
+        """A session that held tracing (``hold``) ends: the last one out uninstalls."""
+        global _holders
+        _holders -= 1
+        if not _holders:
+            _uninstall()
 
 else:
+
+    def release() -> None:
+        """A session that held tracing (``hold``) ends (``sys.settrace`` is per run)."""
+        global _holders
+        _holders -= 1
 
     def _local_trace(ex: Execution, tracer: Tracer, offsets: frozenset[int]) -> Any:
         """The trace function of one frame: every opcode event comes here, so it does as
