@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import _thread
 import dis
+import os
 import queue
 import sys
 import threading
@@ -53,7 +54,8 @@ from coordkit.engine.runtime import current_execution
 if TYPE_CHECKING:
     from coordkit.engine.runtime import Execution
 
-__all__ = ["SWITCHES", "Tracer", "hold", "is_user_code", "library_calls", "release", "unavailable"]
+__all__ = ["ACCELERATED", "SWITCHES", "Tracer", "hold", "is_user_code", "library_calls", "release",
+           "unavailable"]
 
 STACK_DEPTH = 3  # frames of the user's code kept for each side of a race
 
@@ -76,6 +78,20 @@ def shared_stores(code: Any) -> dict[int, str]:
     return known
 
 
+def _accelerator() -> Any:
+    """The tracer's hot path compiled (``_ctrace.c``), or None: not built here, or
+    ``COORDKIT_PURE_PYTHON=1``.  Either way the same choices are made (SCHED-67)."""
+    if os.environ.get("COORDKIT_PURE_PYTHON") == "1":
+        return None
+    try:
+        from coordkit.engine import _ctrace
+    except ImportError:
+        return None
+    return _ctrace
+
+
+ACCELERATED = _accelerator()
+
 if sys.version_info >= (3, 11):
     import ctypes
 
@@ -85,6 +101,8 @@ if sys.version_info >= (3, 11):
     _leave_tracing.argtypes = [ctypes.c_void_p]
     _enter_tracing = ctypes.pythonapi.PyThreadState_EnterTracing
     _enter_tracing.argtypes = [ctypes.c_void_p]
+    if ACCELERATED is not None:  # the same two calls, without ctypes' cost (~3k instructions)
+        _leave_tracing, _enter_tracing = ACCELERATED.leave_tracing, ACCELERATED.enter_tracing
     SWITCHES = True
 else:
     SWITCHES = False
@@ -494,14 +512,10 @@ else:
 
         return trace
 
-    def _global_trace(frame: Any, event: str, arg: Any) -> Any:
-        """Every call of the traced thread comes here: is_user_code's lookup is inlined."""
-        code = frame.f_code
-        user = _user_code_cache.get(id(code))
-        if user is None:
-            user = is_user_code(code)
-        if event != "call" or not user:
-            return None
+    def _traced_frame(frame: Any) -> tuple[Execution, Tracer, frozenset[int]] | None:
+        """A frame of the user's code begins: the run, its tracer and the offsets it acts
+        at, with the frame's line and opcode events switched as it needs; None when the
+        frame needs no tracing."""
         ex = current_execution()
         if ex is None or ex.tracer is None:
             return None
@@ -512,13 +526,50 @@ else:
             frame.f_trace_opcodes = True
         elif not tracer.lines:
             return None
-        return _local_trace(ex, tracer, offsets)
+        return ex, tracer, offsets
+
+    def _global_trace(frame: Any, event: str, arg: Any) -> Any:
+        """Every call of the traced thread comes here: is_user_code's lookup is inlined."""
+        code = frame.f_code
+        user = _user_code_cache.get(id(code))
+        if user is None:
+            user = is_user_code(code)
+        if event != "call" or not user:
+            return None
+        found = _traced_frame(frame)
+        return None if found is None else _local_trace(*found)
+
+    def _instruction(ex: Execution, tracer: Tracer, frame: Any) -> None:
+        """The accelerator's opcode event at an offset the tracer acts at."""
+        try:
+            tracer.instruction(ex, frame.f_code, frame.f_lasti, frame)
+        except RecursionError:  # (no room: nothing called here, see unseen)
+            task = ex.current
+            tracer.unseen = None if task is None else task.step
+
+    def _accelerated_call(frame: Any) -> Any:
+        """The accelerator's call event of a code object it has not ruled out: ``NEVER``
+        rules it out for good (not the user's code); else the frame gets its ``Local``,
+        which does in C what ``_local_trace`` does, or no tracing."""
+        if not is_user_code(frame.f_code):
+            return ACCELERATED.NEVER
+        found = _traced_frame(frame)
+        if found is not None:
+            ex, tracer, offsets = found
+            frame.f_trace = ACCELERATED.Local(ex.callback_point, _instruction, ex, tracer,
+                                              offsets, tracer.lines)
+        return None
 
     def unavailable() -> str | None:
         return None
 
+    _SETTRACE = getattr(ACCELERATED, "settrace", None)
+
     def _install(tracer: Tracer) -> None:
-        sys.settrace(_global_trace)
+        if _SETTRACE is None:
+            sys.settrace(_global_trace)
+        else:
+            _SETTRACE(_accelerated_call)
 
     def _uninstall() -> None:
         sys.settrace(None)

@@ -1,16 +1,22 @@
 """What a scheduling point costs is paid once where it can be (issue 33): the tracing a
-session installs stays installed between its runs (SCHED-65)."""
+session installs stays installed between its runs (SCHED-65); the compiled tracer makes the
+choices the pure-Python one makes (SCHED-67)."""
 
 from __future__ import annotations
 
 import collections
+import os
+import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
 import coordkit
 from coordkit.engine import tracing
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _counter() -> None:
@@ -49,3 +55,49 @@ def test_a_location_disabled_in_one_run_stays_disabled_in_the_next(monkeypatch):
     assert disabled, "no location was disabled: the counting callback was not the one called"
     assert max(disabled.values()) == 1, [n for n in disabled.values() if n > 1]
     assert sys.monitoring.get_tool(tracing._TOOL_ID) is None
+
+
+_CHOICES = """
+import hashlib, json, sys
+import coordkit
+from coordkit.engine import tracing
+from coordkit.engine.schedulers.pct import PCTScheduler
+from coordkit.engine.schedulers.random import RandomScheduler
+from tests.sched import programs
+
+log = []
+for cls in (RandomScheduler, PCTScheduler):
+    def choose(self, point, enabled, choose=cls.choose):
+        answer = choose(self, point, enabled)
+        log.append((str(point), point.step, [str(p) for p in enabled], answer))
+        return answer
+    cls.choose = choose
+for program in (programs.lost_update_attribute_in_loop, programs.one_slot_buffer):
+    for granularity in ("line", "auto"):
+        for strategy in ("random", "pct"):
+            r = coordkit.explore(program, granularity=granularity, strategy=strategy, seed=2,
+                                 max_schedules=8, shrink=False)
+            print(program.__name__, granularity, strategy, r.schedules_run,
+                  r.failure and r.failure.trace)
+print(len(log), hashlib.sha1(json.dumps(log).encode()).hexdigest())
+print(tracing.ACCELERATED is not None)
+"""
+
+
+def _choices(pure: bool) -> list[str]:
+    env = {**os.environ, "COORDKIT_PURE_PYTHON": "1" if pure else "0"}
+    out = subprocess.run([sys.executable, "-c", _CHOICES], capture_output=True, text=True,
+                         timeout=120, env=env, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()
+
+
+@pytest.mark.skipif(tracing.ACCELERATED is None, reason="the C accelerator is not built here "
+                    "(or COORDKIT_PURE_PYTHON=1): nothing to compare the fallback with")
+def test_the_accelerator_and_the_fallback_make_the_same_choices():
+    """SCHED-67: every choice point (the point, its candidates, the answer) of line- and
+    auto-granularity explorations is the same with the compiled tracer and without it."""
+    accelerated, pure = _choices(pure=False), _choices(pure=True)
+    assert accelerated[-1] == "True" and pure[-1] == "False"
+    assert int(accelerated[-2].split()[0]) > 100  # choices were made, and logged
+    assert accelerated[:-1] == pure[:-1]
