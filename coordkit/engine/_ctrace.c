@@ -4,8 +4,8 @@
  * - enter_tracing(tstate) / leave_tracing(tstate): CPython's "inside a trace callback" state
  *   of an OS thread (3.11+), without a ctypes call around each.
  * - settrace(call) (3.11 only): a C global trace function.  A call event of a code object
- *   that `call` once answered NEVER for costs no Python call again; `call(frame)` decides for
- *   the others and may set the frame's f_trace to a Local.  A Local's frame calls
+ *   that `call` once answered NEVER for costs no Python call again; `call(frame, "call",
+ *   None)` decides for the others, and a Local it answers becomes the frame's f_trace.  A Local's frame calls
  *   `point("line")` at each line event when `lines`, and `instruction(ex, tracer, frame)` at
  *   an opcode event only at the offsets given (a bitmap), not at every instruction.
  */
@@ -251,6 +251,7 @@ never_add(PyObject *code)
 }
 
 static PyObject *NEVER;  /* what `call` answers for a code object that is never traced */
+static PyObject *CALL_EVENT;  /* "call" */
 
 static int
 trace(PyObject *call, PyFrameObject *frame, int what, PyObject *arg)
@@ -262,12 +263,17 @@ trace(PyObject *call, PyFrameObject *frame, int what, PyObject *arg)
             Py_DECREF(code);
             return 0;
         }
-        PyObject *r = PyObject_CallOneArg(call, (PyObject *)frame);
+        PyObject *args[3] = {(PyObject *)frame, CALL_EVENT, Py_None};
+        PyObject *r = PyObject_Vectorcall(call, args, 3, NULL);
         if (r == NULL) {
             Py_DECREF(code);
             return -1;
         }
-        int err = r == NEVER ? never_add((PyObject *)code) : 0;
+        int err = 0;
+        if (r == NEVER)
+            err = never_add((PyObject *)code);
+        else if (Py_IS_TYPE(r, &LocalType))
+            Py_XSETREF(((CkFrame *)frame)->f_trace, Py_NewRef(r));
         Py_DECREF(r);
         Py_DECREF(code);
         return err;
@@ -303,7 +309,8 @@ static PyMethodDef methods[] = {
 #endif
 #if CK_SETTRACE
     {"settrace", settrace, METH_O,
-     "settrace(call): the C global trace function, asking call(frame) (None: uninstall)."},
+     "settrace(call): the C global trace function, asking call(frame, 'call', None) "
+     "(None: uninstall)."},
 #endif
     {NULL, NULL, 0, NULL},
 };
@@ -324,7 +331,8 @@ PyInit__ctrace(void)
         goto fail;
     LINE_KIND = PyUnicode_InternFromString("line");
     NEVER = PyUnicode_InternFromString("never");
-    if (LINE_KIND == NULL || NEVER == NULL)
+    CALL_EVENT = PyUnicode_InternFromString("call");
+    if (LINE_KIND == NULL || NEVER == NULL || CALL_EVENT == NULL)
         goto fail;
     if (PyModule_AddObjectRef(m, "Local", (PyObject *)&LocalType) < 0
             || PyModule_AddObjectRef(m, "NEVER", NEVER) < 0)

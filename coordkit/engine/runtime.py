@@ -245,6 +245,10 @@ class Execution:
         self._idle_yields = 0  # sleep(0)s in a row with no other thread able to run
         # The scheduler is coordkit's own: it runs no code of the user's, traced or not.
         self._scheduler_untraced = type(scheduler).__module__.startswith("coordkit.")
+        # Its draw of "the running thread goes on" at a choice point where it comes first,
+        # if it has one (see _goes_on).
+        self._stays: Callable[[], bool] | None = (
+            getattr(scheduler, "stays", None) if self._scheduler_untraced else None)
         self.after_points = False  # points after release/set/notify/put/get/join (RACE-9)
 
     def _keep(self, *, record: bool, footprints: bool, snapshots: bool) -> None:
@@ -780,7 +784,7 @@ class Execution:
                 return None
             if self._runnable == 1 and cur is not None and cur.state is RUNNABLE:
                 return cur  # nobody else can run: no choice, and no list to build
-            if self.replayed and cur is not None and self._replays_default(cur):
+            if (self.replayed or self._stays is not None) and cur is not None and self._goes_on(cur):
                 return cur
             enabled = self._enabled(cur)
             if enabled:
@@ -840,13 +844,20 @@ class Execution:
             self._streak = self._idle_yields = 0
         return chosen
 
-    def _replays_default(self, cur: Task) -> bool:
-        """At a choice point the scheduler answered in advance with 0 (``replayed``), and
-        0 is the running thread going on: take it without building the candidates or
-        asking (a replayed prefix is most of a search's choices)."""
+    def _goes_on(self, cur: Task) -> bool:
+        """At a choice point where 0 is the running thread going on, the scheduler's answer
+        is 0 without building the candidates or asking ``choose``: it answered in advance
+        (``replayed``: a replayed prefix is most of a search's choices), or its ``stays()``
+        draws so, as ``choose`` would have (SCHED-66).  Either way the choice is recorded as
+        ``choose``'s would be."""
         k = len(self.choices)
-        if (k >= len(self.replayed) or self.replayed[k] or cur.state is not RUNNABLE
-                or cur.yielding or self._streak >= FAIRNESS_BOUND or k >= self.max_choices):
+        if (cur.state is not RUNNABLE or cur.yielding or self._streak >= FAIRNESS_BOUND
+                or k >= self.max_choices):
+            return False
+        if k < len(self.replayed):
+            if self.replayed[k]:
+                return False
+        elif self._stays is None or not self._stays():
             return False
         self.choices.append((self._runnable, 0))
         self._streak += 1

@@ -512,10 +512,16 @@ else:
 
         return trace
 
-    def _traced_frame(frame: Any) -> tuple[Execution, Tracer, frozenset[int]] | None:
-        """A frame of the user's code begins: the run, its tracer and the offsets it acts
-        at, with the frame's line and opcode events switched as it needs; None when the
-        frame needs no tracing."""
+    def _global_trace(frame: Any, event: str, arg: Any) -> Any:
+        """Every call of the traced thread comes here: is_user_code's lookup is inlined.
+        Answers ``_NOT_USER`` for code that is not the user's, else the frame's local trace
+        or None.  (No call deeper than ``offsets``: it runs at the user's recursion depth.)"""
+        code = frame.f_code
+        user = _user_code_cache.get(id(code))
+        if user is None:
+            user = is_user_code(code)
+        if event != "call" or not user:
+            return _NOT_USER
         ex = current_execution()
         if ex is None or ex.tracer is None:
             return None
@@ -526,18 +532,7 @@ else:
             frame.f_trace_opcodes = True
         elif not tracer.lines:
             return None
-        return ex, tracer, offsets
-
-    def _global_trace(frame: Any, event: str, arg: Any) -> Any:
-        """Every call of the traced thread comes here: is_user_code's lookup is inlined."""
-        code = frame.f_code
-        user = _user_code_cache.get(id(code))
-        if user is None:
-            user = is_user_code(code)
-        if event != "call" or not user:
-            return None
-        found = _traced_frame(frame)
-        return None if found is None else _local_trace(*found)
+        return _local(ex, tracer, offsets)
 
     def _instruction(ex: Execution, tracer: Tracer, frame: Any) -> None:
         """The accelerator's opcode event at an offset the tracer acts at."""
@@ -547,29 +542,24 @@ else:
             task = ex.current
             tracer.unseen = None if task is None else task.step
 
-    def _accelerated_call(frame: Any) -> Any:
-        """The accelerator's call event of a code object it has not ruled out: ``NEVER``
-        rules it out for good (not the user's code); else the frame gets its ``Local``,
-        which does in C what ``_local_trace`` does, or no tracing."""
-        if not is_user_code(frame.f_code):
-            return ACCELERATED.NEVER
-        found = _traced_frame(frame)
-        if found is not None:
-            ex, tracer, offsets = found
-            frame.f_trace = ACCELERATED.Local(ex.callback_point, _instruction, ex, tracer,
-                                              offsets, tracer.lines)
-        return None
+    def _accelerated_local(ex: Execution, tracer: Tracer, offsets: frozenset[int]) -> Any:
+        """What ``_local_trace`` does, in C: the accelerator sets it as the frame's trace."""
+        return ACCELERATED.Local(ex.callback_point, _instruction, ex, tracer, offsets, tracer.lines)
+
+    # The accelerator's C global trace function calls _global_trace at a call event: it
+    # never asks again about a code object answered NEVER, and sets the Local it gets.
+    _SETTRACE = getattr(ACCELERATED, "settrace", None)
+    _NOT_USER = None if _SETTRACE is None else ACCELERATED.NEVER
+    _local = _local_trace if _SETTRACE is None else _accelerated_local
 
     def unavailable() -> str | None:
         return None
-
-    _SETTRACE = getattr(ACCELERATED, "settrace", None)
 
     def _install(tracer: Tracer) -> None:
         if _SETTRACE is None:
             sys.settrace(_global_trace)
         else:
-            _SETTRACE(_accelerated_call)
+            _SETTRACE(_global_trace)
 
     def _uninstall() -> None:
         sys.settrace(None)

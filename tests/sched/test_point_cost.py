@@ -15,6 +15,7 @@ import pytest
 
 import coordkit
 from coordkit.engine import tracing
+from tests.sched import programs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,17 +62,19 @@ _CHOICES = """
 import hashlib, json, sys
 import coordkit
 from coordkit.engine import tracing
-from coordkit.engine.schedulers.pct import PCTScheduler
-from coordkit.engine.schedulers.random import RandomScheduler
 from tests.sched import programs
 
+from coordkit.engine.runtime import Execution
+
 log = []
-for cls in (RandomScheduler, PCTScheduler):
-    def choose(self, point, enabled, choose=cls.choose):
-        answer = choose(self, point, enabled)
-        log.append((str(point), point.step, [str(p) for p in enabled], answer))
-        return answer
-    cls.choose = choose
+run = Execution.run
+
+def logged(self, fn):
+    run(self, fn)
+    log.append((self.choices, self.steps, [str(t.pt) for t in self.tasks]))
+    return self
+
+Execution.run = logged
 for program in (programs.lost_update_attribute_in_loop, programs.one_slot_buffer):
     for granularity in ("line", "auto"):
         for strategy in ("random", "pct"):
@@ -79,7 +82,7 @@ for program in (programs.lost_update_attribute_in_loop, programs.one_slot_buffer
                                  max_schedules=8, shrink=False)
             print(program.__name__, granularity, strategy, r.schedules_run,
                   r.failure and r.failure.trace)
-print(len(log), hashlib.sha1(json.dumps(log).encode()).hexdigest())
+print(sum(len(choices) for choices, _, _ in log), hashlib.sha1(json.dumps(log).encode()).hexdigest())
 print(tracing.ACCELERATED is not None)
 """
 
@@ -95,9 +98,40 @@ def _choices(pure: bool) -> list[str]:
 @pytest.mark.skipif(tracing.ACCELERATED is None, reason="the C accelerator is not built here "
                     "(or COORDKIT_PURE_PYTHON=1): nothing to compare the fallback with")
 def test_the_accelerator_and_the_fallback_make_the_same_choices():
-    """SCHED-67: every choice point (the point, its candidates, the answer) of line- and
+    """SCHED-67: every run (its choices, steps and where each thread ended) of line- and
     auto-granularity explorations is the same with the compiled tracer and without it."""
     accelerated, pure = _choices(pure=False), _choices(pure=True)
     assert accelerated[-1] == "True" and pure[-1] == "False"
-    assert int(accelerated[-2].split()[0]) > 100  # choices were made, and logged
+    assert int(accelerated[-2].split()[0]) > 300  # choices were made, and logged
     assert accelerated[:-1] == pure[:-1]
+
+
+class _AskedEveryTime(coordkit.RandomScheduler):
+    """The random scheduler with its ``choose`` asked at every choice point (a subclass's
+    choose decides alone: no ``stays`` fast path)."""
+
+    def choose(self, point, enabled):
+        return super().choose(point, enabled)
+
+
+@pytest.mark.parametrize("granularity", ["sync", "auto"])
+def test_a_choice_drawn_ahead_is_the_choice_choose_makes(granularity):
+    """SCHED-66: where the random scheduler's ``stays()`` lets the runtime take 0 without
+    building the candidates, every run makes the choices it makes when ``choose`` is asked
+    at every choice point."""
+    seen: dict[bool, list[object]] = {True: [], False: []}
+    run = coordkit.engine.runtime.Execution.run
+
+    def logged(self, fn):
+        run(self, fn)
+        seen[self._stays is not None].append((self.choices, self.steps))
+        return self
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(coordkit.engine.runtime.Execution, "run", logged)
+        for scheduler in (coordkit.RandomScheduler(3), _AskedEveryTime(3)):
+            coordkit.explore(programs.one_slot_buffer, strategy=scheduler, max_schedules=20,
+                             granularity=granularity, shrink=False)
+    assert len(seen[True]) == len(seen[False]) == 20
+    assert sum(len(choices) for choices, _ in seen[True]) > 100
+    assert seen[True] == seen[False]

@@ -29,12 +29,29 @@ class RandomScheduler(Scheduler):
         self.seed = check_seed(seed)
         self.switch_probability = switch_probability
         self._rng = random.Random()
+        self._switching = False  # stays() drew a switch: choose draws only whom to
+        if type(self).choose is not RandomScheduler.choose:
+            self.stays = None  # type: ignore[assignment]  # a subclass's choose decides alone
 
     def begin(self, run_index: int) -> None:
         self._rng.seed(f"{self.seed}:{run_index}")
+        self._switching = False
+
+    def stays(self) -> bool:
+        """At a choice point where the running thread comes first: whether it goes on,
+        drawn as ``choose`` draws it.  The runtime then takes 0 without asking ``choose``
+        (SCHED-66); when not, ``choose`` is asked next and draws only whom to switch to, so
+        the generator's draws are those of ``choose`` alone."""
+        if self._rng.random() >= self.switch_probability:
+            return True
+        self._switching = True
+        return False
 
     def choose(self, point: Point, enabled: list[Point]) -> int:
         rng = self._rng
-        if enabled[0].thread == point.thread and rng.random() >= self.switch_probability:
-            return 0
+        if enabled[0].thread == point.thread:
+            if self._switching:
+                self._switching = False
+            elif rng.random() >= self.switch_probability:
+                return 0
         return rng.randrange(len(enabled))
