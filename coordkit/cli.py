@@ -680,10 +680,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     """The verification table (FORMAL-20): exit 1 when any row fails."""
+    from coordkit.engine.parallel import check_workers
     from coordkit.verify import rows, run
 
     try:
         rows(args.profile, args.only)
+        check_workers(args.workers)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     return run(args, out)

@@ -11,7 +11,7 @@ single-threaded process that has only imported coordkit, so its forks are safe a
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -19,7 +19,7 @@ from typing import Any
 from coordkit.engine.parallel.executor import Executor
 from coordkit.engine.parallel.units import NEVER, Summary, Unit, run_unit
 
-__all__ = ["Pool"]
+__all__ = ["Pool", "in_processes"]
 
 # What schedule index workers must not go past: the lowest failing index found so far.
 _stop_above: Any = None
@@ -43,6 +43,30 @@ def _run(unit: Unit) -> list[Summary]:
     return run_unit(unit, lambda: _stop_above.value)
 
 
+def _end(executor: ProcessPoolExecutor) -> None:
+    """End every process of ``executor``, whatever they are doing (PAR-6)."""
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    executor.shutdown(wait=True, cancel_futures=True)
+    for process in processes:
+        process.join(timeout=5.0)
+
+
+def in_processes(fn: Callable[[Any], Any], items: Iterable[Any], workers: int) -> Iterator[Any]:
+    """``fn(item)`` for each item, in ``workers`` processes started as units' are (PAR-7),
+    yielded in the items' order; leaving early (an error, Ctrl-C) ends them (PAR-6).
+    For independent jobs, such as ``coordkit verify``'s rows (PAR-16)."""
+    executor = ProcessPoolExecutor(workers, mp_context=_context())
+    try:
+        futures = [executor.submit(fn, item) for item in items]
+        for future in futures:
+            yield future.result()
+    finally:
+        _end(executor)
+
+
 class Pool(Executor):
     """``workers`` processes running units; a unit whose worker died is run again on a
     fresh pool, once (PAR-5); leaving the ``with`` ends every process (PAR-6)."""
@@ -63,15 +87,8 @@ class Pool(Executor):
 
     def close(self) -> None:
         executor, self._executor = self._executor, None
-        if executor is None:
-            return
-        processes = list((getattr(executor, "_processes", None) or {}).values())
-        for process in processes:
-            if process.is_alive():
-                process.terminate()
-        executor.shutdown(wait=True, cancel_futures=True)
-        for process in processes:
-            process.join(timeout=5.0)
+        if executor is not None:
+            _end(executor)
 
     def stop_above(self, index: int | None) -> None:
         with self._stop_above.get_lock():
