@@ -30,7 +30,7 @@ def client():
     distributed = pytest.importorskip(
         "distributed", reason="the Dask backend's tests need pip install '.[test,dask]'")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as dask_client:
         yield dask_client
 
