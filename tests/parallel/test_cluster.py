@@ -103,6 +103,18 @@ def test_without_dask_a_scheduler_address_says_what_to_install(monkeypatch, caps
     assert "pip install 'coordkit[dask]'" in capsys.readouterr().err
 
 
+def test_an_address_where_no_scheduler_answers_is_a_usage_error(monkeypatch, capsys):
+    """PAR-12: ``--scheduler-address`` of nothing: exit 2, naming the address."""
+    pytest.importorskip("distributed", reason="needs pip install '.[test,dask]'")
+    import coordkit.engine.parallel as parallel
+
+    monkeypatch.setattr(parallel, "connect", functools.partial(parallel.connect, timeout=1.0))
+    code = main(["explore", "tests.parallel.programs:correct", "--strategy", "random",
+                 "--scheduler-address", "tcp://127.0.0.1:1"], out=io.StringIO())
+    assert code == 2
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in capsys.readouterr().err
+
+
 def test_the_command_line_runs_on_a_scheduler_address(client):
     """PAR-10, PAR-12: ``coordkit explore --scheduler-address`` reports what the run
     without it reports."""
