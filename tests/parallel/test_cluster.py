@@ -144,9 +144,11 @@ def test_a_worker_that_cannot_import_the_program_is_named(client, tmp_path, monk
 
 
 def test_a_cluster_worker_that_dies_has_its_schedules_run_again(client, tmp_path):
-    """PAR-14: the program kills the worker running it once; Dask runs its unit again and
-    every schedule still runs."""
+    """PAR-14: the program kills the worker running it once; Dask runs its unit again,
+    every schedule still runs, and the warnings say a worker left."""
     program = functools.partial(programs.dies_once, str(tmp_path / "died"))
     result = coordkit.explore(program, strategy="random", seed=1, max_schedules=40, cluster=client)
     assert (tmp_path / "died").exists()
     assert result.failure is None and result.schedules_run == 40
+    assert any("left the cluster while schedules 0..0 ran" in w for w in result.warnings), \
+        result.warnings
