@@ -152,3 +152,22 @@ def test_a_cluster_worker_that_dies_has_its_schedules_run_again(client, tmp_path
     assert result.failure is None and result.schedules_run == 40
     assert any("left the cluster while schedules 0..0 ran" in w for w in result.warnings), \
         result.warnings
+
+
+def test_a_unit_still_running_when_the_search_ends_stops(client):
+    """PAR-10: Dask cannot stop a running task; a unit left running when the search ends
+    (Ctrl-C, an error) stops at its next read of the lowest failing index."""
+    from coordkit.engine.parallel.cluster import Cluster
+    from coordkit.engine.parallel.units import Learned, Unit, sendable_options
+    from coordkit.engine.schedulers import make_scheduler
+    from coordkit.engine.search import run_options
+
+    many = 1_000_000  # hours of runs
+    options = sendable_options(run_options(programs.correct))
+    unit = Unit(programs.correct, options, make_scheduler("random", seed=1), Learned(), 0, many,
+                None)
+    executor = Cluster(client, (programs.correct, None))
+    executor.stop_above(None)
+    future = executor.submit(unit)
+    executor.close()  # the search is over
+    assert len(future.result(timeout=30)) < many
