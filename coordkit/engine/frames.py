@@ -11,8 +11,8 @@ import os
 import traceback
 from typing import Any
 
-__all__ = ["is_machinery", "place", "raised_at", "user_frame", "user_frames", "user_stack", "where",
-           "without_engine_frames"]
+__all__ = ["is_machinery", "is_traced_library", "place", "raised_at", "user_frame", "user_frames",
+           "user_stack", "where", "without_engine_frames"]
 
 _ENGINE_DIR = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE_DIR = os.path.dirname(_ENGINE_DIR)
@@ -33,6 +33,19 @@ _MACHINERY = _INTERNALS | frozenset(
 )
 _LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py", "/asyncio/base_events.py",
                   "/asyncio/runners.py", "/asyncio/events.py", "/asyncio/threads.py")
+
+
+# The standard library's files whose Python code race detection may look into (RACE-12:
+# only its methods called on the program's own event loop, log handler or scheduler).
+# Chosen by measurement (benchmarks/races.py); the rest of the stdlib is left out (RACE-13).
+TRACED_LIBRARY = ("/asyncio/base_events.py", "/logging/__init__.py", "/logging/handlers.py",
+                  "/sched.py")
+_STDLIB_DIR = os.path.dirname(os.path.realpath(os.__file__)) + os.sep
+
+
+def is_traced_library(filename: str) -> bool:
+    """True for a file of the standard library whose code may be traced (RACE-12)."""
+    return filename.endswith(TRACED_LIBRARY) and os.path.realpath(filename).startswith(_STDLIB_DIR)
 
 
 # Primitives that are packages: every file in them is machinery.
