@@ -105,6 +105,8 @@ def _stack(frame: Any) -> tuple[tuple[str, int, str], ...]:
         if is_user_code(code):
             out.append((code.co_filename, f.f_lineno, code.co_name))
         f = f.f_back
+    if not out and frame is not None:  # a thread running only the stdlib's code (RACE-12)
+        out.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
     return tuple(out)
 
 
@@ -204,7 +206,7 @@ def is_traced(code: Any) -> int:
     known: int | None = _traced_cache.get(id(code))
     if known is None:
         known = _traced_cache.put(code, USER if is_user_code(code) else
-                                  LIBRARY if is_traced_library(code.co_filename) else 0)
+                                  LIBRARY if is_traced_library(code.co_filename, code.co_name) else 0)
     return known
 
 
