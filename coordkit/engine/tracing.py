@@ -268,8 +268,11 @@ _ESCAPE_KINDS = frozenset({"global", "attr", "method", "with"})
 
 def _escape(site: Site, frame: Frame) -> str | None:
     """A warning template (with ``{where}``) when ``site`` uses a real clock or a real
-    synchronisation object, or None."""
+    synchronisation object, or None.  Only the user's code is warned about: the stdlib's
+    own module locks (logging's ``_lock``) are none of the program's (RACE-12)."""
     if site.access != READ or site.kind not in ("global", "attr", "method", "with"):
+        return None
+    if not is_user_code(frame.frame.f_code):
         return None
     if site.kind in ("method", "with"):
         owner = frame.value(site.owner)
