@@ -139,7 +139,11 @@ class RunningLoops:
     @staticmethod
     def _switched(event: str, args: Any) -> None:
         if event == "switch" or event == "throw":
-            _set_running_loop(getattr(args[1], "_ck_loop", None))
+            # Running once asyncio says so (``_thread_id`` is set just before it sets the
+            # running loop): a switch inside run_forever's own checks, before that, comes
+            # back to a thread running no loop yet (a racing site there, RACE-12).
+            loop = getattr(args[1], "_ck_loop", None)
+            _set_running_loop(loop if loop is not None and loop._thread_id is not None else None)
 
 
 # What a loop does with real I/O (sockets, pipes, subprocesses, signals): not modelled.
