@@ -347,7 +347,7 @@ class ControlledLoop(asyncio.BaseEventLoop):
         ready = self._ready
         if ex.recorder is not None and ex.recorder.rows:
             for handle in list(ready):
-                ex.note("runs", _Shown(handle))
+                ex.note("runs", _Shown(handle), in_step=True)
         reorder, count = self._reorder, len(ready)
         for i in range(count):
             if reorder is not None:
@@ -463,13 +463,14 @@ class ControlledLoop(asyncio.BaseEventLoop):
             upcoming = self._upcoming()
             ex.pass_time(upcoming._when - MONOTONIC_ORIGIN)
             if ex.recorder is not None and ex.recorder.rows:
-                ex.note(f"is early: at t={ex.clock.now:g} a timer is due,", _Shown(upcoming))
+                ex.note(f"is early: at t={ex.clock.now:g} a timer is due,", _Shown(upcoming),
+                        in_step=True)
             return
         moved = self._pop_due()
         at = [i for i, handle in enumerate(moved) if handle._when == twins and not handle._cancelled]
         moved[at[0]:at[-1] + 1] = moved[at[0]:at[-1] + 1][::-1]
         if ex.recorder is not None and ex.recorder.rows:
-            ex.note("fires first of the timers due together:", _Shown(moved[at[0]]))
+            ex.note("fires first of the timers due together:", _Shown(moved[at[0]]), in_step=True)
         self._ready.extend(moved)
 
     def _move_due_timers(self) -> None:
