@@ -219,8 +219,9 @@ _TRACED_BASES = tuple(_TRACED_CLASSES)
 
 
 def program_frame(frame: Any) -> bool:
-    """A frame of the stdlib's traced code runs a method on the program's own object: an
-    event loop, a log handler or a scheduler made in the run (RACE-12)."""
+    """A frame of the stdlib's traced code runs a method on the program's own object (an
+    event loop, a log handler or a scheduler made in the run), in a thread of the
+    program's, not one of coordkit's (a loop's canceller, RACE-12)."""
     code = frame.f_code
     if not code.co_argcount:
         return False
@@ -230,8 +231,14 @@ def program_frame(frame: Any) -> bool:
     for kind, lock in _TRACED_CLASSES.items():
         if isinstance(receiver, kind):
             held = None if lock is None else getattr(receiver, "__dict__", {}).get(lock)
-            return not isinstance(held, _REAL_SYNC)
-    return False
+            if isinstance(held, _REAL_SYNC):
+                return False
+            break
+    ex = current_execution()
+    task = None if ex is None else ex.current
+    # (Not cause.is_coordkits: a thread whose target is the loop's run_forever is the
+    # program's, though that method is coordkit's.)
+    return task is None or not getattr(task.target, "_ck_helper", False)
 
 
 def _depends_on_everything(ex: Execution, site: Site) -> None:
