@@ -5,9 +5,10 @@
  *   of an OS thread (3.11+), without a ctypes call around each.
  * - settrace(call) (3.11 only): a C global trace function.  A call event of a code object
  *   that `call` once answered NEVER for costs no Python call again; `call(frame, "call",
- *   None)` decides for the others, and a Local it answers becomes the frame's f_trace.  A Local's frame calls
- *   `point("line")` at each line event when `lines`, and `instruction(ex, tracer, frame)` at
- *   an opcode event only at the offsets given (a bitmap), not at every instruction.
+ *   None)` decides for the others, and a Local it answers becomes the frame's f_trace.  A
+ *   Local calls `point("line")` at its frame's line events (the frame's f_trace_lines says
+ *   whether there are any), and `instruction(ex, tracer, frame)` at an opcode event only at
+ *   the offsets given (a bitmap), not at every instruction.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -67,7 +68,6 @@ typedef struct {
     PyObject *tracer;
     unsigned char *bits;    /* offset / 2 -> acts there */
     Py_ssize_t nbits;
-    int lines;
 } Local;
 
 static PyObject *LINE_KIND;  /* "line" */
@@ -87,8 +87,7 @@ static PyObject *
 Local_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     PyObject *point, *instruction, *ex, *tracer, *offsets;
-    int lines;
-    if (!PyArg_ParseTuple(args, "OOOOOp", &point, &instruction, &ex, &tracer, &offsets, &lines))
+    if (!PyArg_ParseTuple(args, "OOOOO", &point, &instruction, &ex, &tracer, &offsets))
         return NULL;
     Local *self = (Local *)type->tp_alloc(type, 0);
     if (self == NULL)
@@ -97,7 +96,6 @@ Local_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->instruction = Py_NewRef(instruction);
     self->ex = Py_NewRef(ex);
     self->tracer = Py_NewRef(tracer);
-    self->lines = lines;
     /* The bitmap: one byte per code unit (2 bytes of bytecode) up to the largest offset. */
     Py_ssize_t most = -1;
     PyObject *it = PyObject_GetIter(offsets), *item;
@@ -165,7 +163,7 @@ static PyTypeObject LocalType = {
     .tp_name = "coordkit.engine._ctrace.Local",
     .tp_basicsize = sizeof(Local),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Local(point, instruction, ex, tracer, offsets, lines): one traced frame's events",
+    .tp_doc = "Local(point, instruction, ex, tracer, offsets): one traced frame's events",
     .tp_new = Local_new,
     .tp_dealloc = (destructor)Local_dealloc,
     .tp_call = (ternaryfunc)Local_call,
@@ -175,9 +173,7 @@ static int
 Local_event(Local *self, PyFrameObject *frame, int what)
 {
     PyObject *r;
-    if (what == PyTrace_LINE) {
-        if (!self->lines)
-            return 0;
+    if (what == PyTrace_LINE) {  /* (only where the frame's f_trace_lines is set) */
         r = PyObject_CallOneArg(self->point, LINE_KIND);
     }
     else {
