@@ -22,12 +22,14 @@
 
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
 #define CK_SETTRACE 1
-/* PyFrameObject's layout on 3.11 (Include/internal/pycore_frame.h): only f_trace is read. */
+/* PyFrameObject's layout on 3.11 (Include/internal/pycore_frame.h), up to the fields used. */
 typedef struct {
     PyObject_HEAD
     PyObject *f_back;
     void *f_frame;
     PyObject *f_trace;
+    int f_lineno;
+    char f_trace_lines;
 } CkFrame;
 #else
 #define CK_SETTRACE 0
@@ -256,6 +258,8 @@ trace(PyObject *call, PyFrameObject *frame, int what, PyObject *arg)
         PyCodeObject *code = PyFrame_GetCode(frame);
         int skip = never_has((PyObject *)code);
         if (skip) {
+            /* No line event of this frame would do anything: none is made. */
+            ((CkFrame *)frame)->f_trace_lines = 0;
             Py_DECREF(code);
             return 0;
         }
