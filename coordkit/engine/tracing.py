@@ -42,6 +42,7 @@ from coordkit.engine.accesses import (
     Frame,
     Pending,
     Site,
+    _user_code_cache,
     access_sites,
     call_locations,
     is_user_code,
@@ -446,13 +447,18 @@ if sys.version_info >= (3, 12):
         return None
 
     def _line_event(code: Any, line: int) -> Any:
-        if not is_user_code(code):
+        """A line begins: in the user's code, a point at line granularity; any other code's
+        lines are disabled.  (A line point's hot path: the lookups are inlined.)"""
+        if not _user_code_cache.get(id(code)) and not is_user_code(code):
             return sys.monitoring.DISABLE
         ex = current_execution()
-        if ex is not None and ex.tracer is not None:
-            _instrument(code, ex.tracer)
-            if ex.tracer.lines:
-                ex.callback_point("line")
+        if ex is not None:
+            tracer = ex.tracer
+            if tracer is not None:
+                if id(code) not in _instrumented:
+                    _instrument(code, tracer)
+                if tracer.lines:
+                    ex.callback_point("line")
         return None
 
     def _instruction_event(code: Any, offset: int) -> Any:
