@@ -32,7 +32,7 @@ from coordkit.engine.shrink import Bound, plural_preemptions, prove_minimal
 from coordkit.engine.shrink import shrink as shrink_choices
 from coordkit.errors import FailureKind, UncontrolledBlockingError
 
-__all__ = ["SHRINK_STOPPED", "explore", "run_options", "shrink_seconds"]
+__all__ = ["SHRINK_STOPPED", "explore", "run_options", "shrink_bound_seconds"]
 
 Progress = Callable[[int, float], Any]
 
@@ -46,7 +46,7 @@ SHRINK_STOPPED = "shrinking stopped at time_budget, not known to be minimal"
 ShrinkBudget = float | Literal["auto"] | None
 
 
-def shrink_seconds(shrink_budget: ShrinkBudget, find_seconds: float) -> float | None:
+def shrink_bound_seconds(shrink_budget: ShrinkBudget, find_seconds: float) -> float | None:
     """How long shrinking may take (SCHED-77): ``"auto"``, whichever is larger, 1 s or 5x
     the time the failure took to find; a number, that many seconds; None, no bound."""
     if shrink_budget == "auto":
@@ -389,7 +389,7 @@ class _Search:
     def shrink_deadline(self, now: float) -> float | None:
         """When shrinking must end (SCHED-77): ``shrink_budget`` after ``now``, the time to
         find measured on the exploration's clock."""
-        seconds = shrink_seconds(self.shrink_budget, now - self.started)
+        seconds = shrink_bound_seconds(self.shrink_budget, now - self.started)
         return None if seconds is None else now + seconds
 
     def prove(self, session: Session, failure: Any, choices: list[int], final: Run,

@@ -68,19 +68,21 @@ def shrink(session: Session, fn: Callable[[], object], failure: Failure, choices
         return run.scheduler_error is None and same_failure(failure, run.failure)
 
     best = _trimmed(choices)
-    # Each pass costs about a run for each choice or preemption, but the last two more.
+    # The cheap passes cost about a run for each choice or preemption; the last two, moving
+    # a preemption and deleting choice points, cost more and run only when those are stuck.
     passes = (_shorter, _one_preemption, _fewer_preemptions, _moved_preemption, _fewer_points)
-    stuck = 0  # the first pass worth trying: those before it found nothing since
-    while bound.left() and stuck < len(passes):
-        if stuck >= 3 and _count(best) <= 1:
+    at = 0  # the pass to try next: those before it found nothing since the last gain
+    while bound.left() and at < len(passes):
+        if at >= 3 and _count(best) <= 1:
             break  # no move or deletion takes one preemption to none
-        smaller = passes[stuck](best, fails, bound)
+        smaller = passes[at](best, fails, bound)
         if smaller is None:
-            stuck += 1
+            at += 1
         else:
             best = _trimmed(smaller)
-            # Fewer preemptions are tried again after any gain, and everything after a costly one.
-            stuck = 0 if stuck >= 3 else min(stuck, 2)
+            # After a cheap gain that pass again (and those after it); after a costly one,
+            # every pass again from the cheapest.
+            at = 0 if at >= 3 else at
     smaller = _smaller_values(best, fails, bound)
     return best if smaller is None else _trimmed(smaller)
 
