@@ -247,6 +247,9 @@ def prove_minimal(session: Session, fn: Callable[[], object], failure: Failure,
     fit in what is left of ``bound`` is not started (SCHED-79); ``within`` names the bound
     in the statement."""
     shape = _Shape(choices)
+    if preemptions and not bound.left():
+        return Proof(choices, preemptions, False, _fewest_found(
+            within, preemptions, 0, 0, "was not started (no time was left)"))
     if preemptions and bound.deadline is not None:
         bound.runs += 1
         session.run(fn, shape)

@@ -154,14 +154,31 @@ def test_a_proof_cut_short_says_how_far_it_looked():
     found = coordkit.explore(program, strategy="dfs", max_preemptions=1, seed=1,
                              granularity="sync", shrink_budget=None).failure
     assert found is not None
-    runs_left = iter(range(3, -1, -1))  # the measuring run, then two of the search
     with Session(RunOptions(granularity="sync"), quiet=True) as session:
-        bound = Bound(clock, None, stop=lambda: next(runs_left) == 0)
+        bound = Bound(clock, None)
+        bound.stop = lambda: bound.runs >= 3  # three runs of the search, then out of time
         proof = session.call(lambda: prove_minimal(
             session, program, found.report.failure, [], 1, bound, within="the bound"))
     assert not proof.minimal
     assert proof.statement == ("the fewest found within the bound: 1 preemption; the search of "
                                "every schedule with <= 0 preemptions stopped after 3 schedules")
+
+
+def test_a_proof_with_no_time_left_is_not_started():
+    """SCHED-79: with the bound spent when the searches would begin, no run is made."""
+    clock = Clock()
+    program = timed(clock)
+    found = coordkit.explore(program, strategy="dfs", max_preemptions=1, seed=1,
+                             granularity="sync", shrink_budget=None).failure
+    assert found is not None
+    with Session(RunOptions(granularity="sync"), quiet=True) as session:
+        bound = Bound(clock, clock.now)
+        proof = session.call(lambda: prove_minimal(
+            session, program, found.report.failure, [], 1, bound, within="the bound"))
+    assert bound.runs == 0 and not proof.minimal
+    assert proof.statement == ("the fewest found within the bound: 1 preemption; the search of "
+                               "every schedule with <= 0 preemptions was not started (no time "
+                               "was left)")
 
 
 def test_the_estimate_counts_free_choices_and_placed_preemptions():
