@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from coordkit.engine.points import Point
 from coordkit.engine.report import same_failure
-from coordkit.engine.run import Session
+from coordkit.engine.run import Run, Session
 from coordkit.engine.runtime import Failure
 from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler
 
@@ -43,7 +43,6 @@ class Bound:
         self.clock = clock
         self.deadline = deadline
         self.stop = stop
-        self.started = clock()
         self.runs = 0
 
     def left(self) -> bool:
@@ -52,9 +51,6 @@ class Bound:
     def seconds_left(self) -> float:
         return math.inf if self.deadline is None else self.deadline - self.clock()
 
-    def seconds_per_run(self) -> float:
-        """The mean time of the runs so far (0 before the first)."""
-        return (self.clock() - self.started) / self.runs if self.runs else 0.0
 
 
 def shrink(session: Session, fn: Callable[[], object], failure: Failure, choices: list[int],
@@ -243,44 +239,56 @@ def prove_minimal(session: Session, fn: Callable[[], object], failure: Failure,
                   within: str) -> Proof:
     """Search every schedule with at most 0, 1, ... ``preemptions - 1`` preemptions, in
     turn (bounded DFS, SCHED-35), for the same failure (SCHED-78): the first found has the
-    fewest there are; none found, ``choices`` has.  A search whose estimated time does not
-    fit in what is left of ``bound`` is not started (SCHED-79); ``within`` names the bound
-    in the statement."""
-    shape = _Shape(choices)
+    fewest there are; none found, ``choices`` has.  A search whose estimated time (at the
+    speed of this proof's runs, the first of which measures the shrunk run) does not fit in
+    what is left of ``bound`` is not started (SCHED-79); ``within`` names the bound in the
+    statement."""
     if preemptions and not bound.left():
         return Proof(choices, preemptions, False, _fewest_found(
             within, preemptions, 0, 0, "was not started (no time was left)"))
+    shape = _Shape(choices)
+    started, runs_before = bound.clock(), bound.runs
     if preemptions and bound.deadline is not None:
         bound.runs += 1
         session.run(fn, shape)
     searched, scale = 0, 1.0  # scale: how far off the estimates were, by the last search
     for below in range(preemptions):
+        made = bound.runs - runs_before
         estimate = scale * estimated_schedules(shape.points, below) if shape.points else 0.0
-        seconds = estimate * bound.seconds_per_run()
+        seconds = estimate * (bound.clock() - started) / made if made else 0.0
         if seconds > bound.seconds_left():
             return Proof(choices, preemptions, False, _fewest_found(
                 within, preemptions, below, searched,
                 f"was skipped (about {estimate:,.0f} schedules, ~{seconds:,.1f} s)"))
-        scheduler = DFSScheduler(max_preemptions=below)
-        runs = 0
-        while not scheduler.exhausted and bound.left():
-            bound.runs += 1
-            runs += 1
-            run = session.run(fn, scheduler, run_index=runs)
-            if run.scheduler_error is not None:
-                return Proof(choices, preemptions, False, _fewest_found(
-                    within, preemptions, below, searched,
-                    f"stopped: {type(run.scheduler_error).__name__}"))
-            if same_failure(failure, run.failure):
-                return Proof(_trimmed(run.choice_values), run.preemptions, True,
-                             f"minimal ({plural_preemptions(run.preemptions)})")
-        if not scheduler.exhausted:
-            return Proof(choices, preemptions, False, _fewest_found(
-                within, preemptions, below, searched, f"stopped after {runs} schedules"))
+        found, runs, stopped = _search_below(session, fn, failure, below, bound)
+        if found is not None:
+            return Proof(_trimmed(found.choice_values), found.preemptions, True,
+                         f"minimal ({plural_preemptions(found.preemptions)})")
+        if stopped:
+            return Proof(choices, preemptions, False,
+                         _fewest_found(within, preemptions, below, searched, stopped))
         searched += runs
         if estimate:
             scale = runs / estimate * scale
     return Proof(choices, preemptions, True, f"minimal ({plural_preemptions(preemptions)})")
+
+
+def _search_below(session: Session, fn: Callable[[], object], failure: Failure, below: int,
+                  bound: Bound) -> tuple[Run | None, int, str]:
+    """Every schedule with at most ``below`` preemptions, within ``bound``: the first that
+    fails like ``failure``, the schedules run, and why the search stopped short ("" when
+    it was exhausted or found one)."""
+    scheduler = DFSScheduler(max_preemptions=below)
+    runs = 0
+    while not scheduler.exhausted and bound.left():
+        bound.runs += 1
+        runs += 1
+        run = session.run(fn, scheduler, run_index=runs)
+        if run.scheduler_error is not None:
+            return None, runs, f"stopped: {type(run.scheduler_error).__name__}"
+        if same_failure(failure, run.failure):
+            return run, runs, ""
+    return None, runs, "" if scheduler.exhausted else f"stopped after {runs} schedules"
 
 
 def _fewest_found(within: str, preemptions: int, below: int, searched: int, how: str) -> str:
