@@ -714,15 +714,8 @@ def _attribute(obj: Any, name: str) -> Any:
     """``obj.name`` without running user code (no properties, no ``__getattr__``), or
     ``_MISSING`` when that cannot be done."""
     if isinstance(obj, type):
-        for klass in obj.__mro__:
-            if name in klass.__dict__:
-                return klass.__dict__[name]
-        return _MISSING
-    descriptor = _MISSING
-    for klass in type(obj).__mro__:
-        if name in klass.__dict__:
-            descriptor = klass.__dict__[name]
-            break
+        return _looked_up(obj, name)
+    descriptor = _looked_up(type(obj), name)
     if descriptor is not _MISSING and (hasattr(type(descriptor), "__set__")
                                        or hasattr(type(descriptor), "__delete__")):
         if type(descriptor) is types.MemberDescriptorType:  # a __slots__ field
@@ -738,6 +731,42 @@ def _attribute(obj: Any, name: str) -> Any:
     if type(namespace) is dict and name in namespace:
         return namespace[name]
     return descriptor
+
+
+_looked_up_cache: dict[tuple[type, str], Any] = {}
+_unchanging_cache: dict[type, bool] = {}
+_OWN_PREFIX = __name__.rsplit(".", 2)[0] + "."  # coordkit's own modules
+
+
+def _looked_up(kind: type, name: str) -> Any:
+    """``name`` as the first class of ``kind``'s MRO that has it holds it, or ``_MISSING``;
+    remembered for a class that cannot change (``_unchanging``)."""
+    key = (kind, name)
+    found = _looked_up_cache.get(key, _NOT_KNOWN)
+    if found is not _NOT_KNOWN:
+        return found
+    found = _MISSING
+    for klass in kind.__mro__:
+        if name in klass.__dict__:
+            found = klass.__dict__[name]
+            break
+    if _unchanging(kind):
+        _looked_up_cache[key] = found
+    return found
+
+
+_NOT_KNOWN = object()
+
+
+def _unchanging(kind: type) -> bool:
+    """Every class of ``kind``'s MRO is one no program changes: a builtin's (static or
+    immutable) or coordkit's own (its shims, which no patch replaces)."""
+    known = _unchanging_cache.get(kind)
+    if known is None:
+        known = all(not klass.__flags__ & _HEAPTYPE or klass.__flags__ & _IMMUTABLETYPE
+                    or klass.__module__.startswith(_OWN_PREFIX) for klass in kind.__mro__)
+        _unchanging_cache[kind] = known
+    return known
 
 
 class Frame:
@@ -1163,6 +1192,14 @@ _RESULTS_ITERATE = frozenset({"items", "keys", "values"})  # a view of their con
 def _bind(owner: Any, name: str) -> tuple[Any, Any]:
     """``(function, self)`` that ``owner.name(...)`` calls, without running user code;
     ``(_MISSING, _)`` when that cannot be told (a property, a ``__getattr__``)."""
+    raw = _looked_up(type(owner), name)
+    if type(raw) is types.FunctionType and not isinstance(owner, (type, types.ModuleType)):
+        try:  # a method its object's own attributes do not hide (the common case)
+            own = object.__getattribute__(owner, "__dict__")
+        except AttributeError:
+            own = None
+        if type(own) is not dict or name not in own:
+            return raw, owner
     if isinstance(owner, types.ModuleType):
         return owner.__dict__.get(name, _MISSING), _NOBIND
     raw = _attribute(owner, name)
@@ -1362,6 +1399,9 @@ def _call(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bo
     fn, bound = _callee(site.owner, frame, pending)
     pos = kw = None
     starred = bool(pos_exprs) and pos_exprs[0] == "star"  # f(*args, **kwargs): C unpacks them
+    if type(fn) is types.FunctionType and not starred and _python_call(fn, bound, frame, pending,
+                                                                        offset):
+        return True
     if starred:
         starred = all(_shallow(frame.value(e), out) for e in pos_exprs[1:])
     elif pos_exprs is not None:
@@ -1385,6 +1425,25 @@ def _call(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bo
         return True
     pending.guessed = _guess(fn, bound, pos, kw)
     return False
+
+
+def _python_call(fn: types.FunctionType, bound: Any, frame: Frame, pending: Pending,
+                 offset: int) -> bool:
+    """``_call``'s answer, without evaluating the arguments, for a function whose code is
+    traced or modelled (it touches nothing here); False for any other function."""
+    kind = _code_kind(fn.__code__)
+    if kind == "foreign":
+        return False
+    key = id(frame.frame)
+    plain = kind == "modelled" and _declared_plain(fn)
+    pending.loaded[key, ("value", offset)] = _SOME_PLAIN if plain else None
+    result = None
+    name = fn.__name__
+    if name in _RESULTS_ITERATE and bound is not _NOBIND and _kind_of_type(type(bound)) == "container":
+        result = _Iterates((bound,))
+        result.tuples = name == "items"
+    pending.loaded[key, ("result", offset)] = result
+    return True
 
 
 _C_CALLABLES = (types.BuiltinFunctionType, types.MethodDescriptorType,
@@ -1449,6 +1508,7 @@ def _result_value(fn: Any, pos: tuple[Any, ...] | None) -> Any:
 
 
 _PLAIN_ANNOTATIONS = ("bool", "int", "float", "str", "None", bool, int, float, str)
+_declared_cache = CodeCache()  # (the library's annotations do not change)
 
 
 def _declared_plain(fn: Any) -> bool:
@@ -1456,8 +1516,12 @@ def _declared_plain(fn: Any) -> bool:
     a plain value (``Lock.acquire() -> bool``)."""
     if type(fn) is not types.FunctionType or _code_kind(fn.__code__) != "modelled":
         return False
-    result = fn.__annotations__.get("return", _MISSING)
-    return any(result is a or (type(result) is str and result == a) for a in _PLAIN_ANNOTATIONS)
+    known: bool | None = _declared_cache.get(id(fn.__code__))
+    if known is None:
+        result = fn.__annotations__.get("return", _MISSING)
+        known = _declared_cache.put(fn.__code__, any(
+            result is a or (type(result) is str and result == a) for a in _PLAIN_ANNOTATIONS))
+    return known
 
 
 def _all_plain(value: Any, depth: int = 0) -> bool:
