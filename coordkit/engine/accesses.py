@@ -886,10 +886,13 @@ def locations(site: Site, frame: Frame, pending: Pending) -> list[Location] | No
     named (an operand the analysis lost, code the tracer does not see: SCHED-42)."""
     kind = site.kind
     if kind == "global":
-        g = frame.frame.f_globals
+        f = frame.frame
+        g, name = f.f_globals, site.name
         if site.key is not None:  # a load: what it loaded, for a call of it (SCHED-41)
-            pending.loaded[_frame_key(frame, site.key)] = frame.value(("global", site.name))
-        return [(id(g), site.name, g, site.access)]
+            value = g.get(name, _MISSING)
+            pending.loaded[id(f), site.key] = (f.f_builtins.get(name, _MISSING)
+                                               if value is _MISSING else value)
+        return [(id(g), name, g, site.access)]
     if kind == "cell":
         return [(("cell", frame.frame.f_code.co_filename), site.name, None, site.access)]
     owner = site.owner

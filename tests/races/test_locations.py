@@ -226,3 +226,24 @@ def test_a_method_the_program_replaces_is_looked_up_again():
 
     races = _races(program)
     assert any(r.location.startswith("list") for r in races), races
+
+
+def test_what_the_detector_knew_of_an_object_dies_with_it():
+    # RACE-14: an object's attributes are kept under its ``__dict__``'s id; when the object
+    # dies, that shadow goes too (a later object's ``__dict__`` may get the same id)
+    from coordkit.engine.accesses import Site
+    from coordkit.engine.points import WRITE
+    from coordkit.engine.races import RaceDetector
+
+    class Thing:
+        pass
+
+    detector = RaceDetector()
+    detector.spawn(None, 0)
+    thing = Thing()
+    site = Site("attr", WRITE, "x", None, None, 1, 0)
+    detector.access(0, id(vars(thing)), "x", thing, WRITE, "T0", site, ())
+    detector.access(0, id(thing), "<any>", thing, WRITE, "T0", site, ())  # (a guessed C call)
+    assert len(detector._shadow) == 2
+    del thing
+    assert not detector._shadow and not detector._alive
