@@ -293,6 +293,7 @@ _A_DISPLAY = ("fresh",)  # a list, tuple, set or dict made here: nobody else hol
 _A_BOOL = ("bool",)
 # (and what ``__exit__`` gives when an exception ends a ``with``: the library's is None or
 # a bool, a user's is traced)
+_MADE_PLAIN = (_A_BOOL, _A_STRING)
 _BOOLS = frozenset({"IS_OP", "CONTAINS_OP", "UNARY_NOT", "TO_BOOL", "COMPARE_OP",
                     "WITH_EXCEPT_START", "CHECK_EXC_MATCH"})
 _FORMATS = frozenset({"FORMAT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "CONVERT_VALUE"})
@@ -492,8 +493,10 @@ def _site_of(stack: _Stack, ins: dis.Instruction, kw_names: tuple[str, ...],
     if op in ("LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF"):
         return ("cell", READ if op == "LOAD_DEREF" else WRITE, ins.argval, None, None)
     if op in _TRUTH_TESTS or op in _UNARY or op == "GET_LEN":
-        # C code asks its operand for its truth, size or negation (SCHED-58)
-        return ("operand", READ, op, stack.peek(1), None)
+        # C code asks its operand for its truth, size or negation (SCHED-58); a truth value
+        # or a string made here answers without touching anything (RACE-15)
+        operand = stack.peek(1)
+        return None if operand in _MADE_PLAIN else ("operand", READ, op, operand, None)
     if op in _NO_ACCESS or (op in _INTRINSICS and ins.argrepr in _NO_ACCESS_INTRINSICS):
         return None
     return ("opaque", WRITE, op, None, None)  # not understood: depends on everything (SCHED-58)

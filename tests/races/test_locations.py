@@ -247,3 +247,17 @@ def test_what_the_detector_knew_of_an_object_dies_with_it():
     assert len(detector._shadow) == 2
     del thing
     assert not detector._shadow and not detector._alive
+
+
+def test_a_truth_test_of_a_value_made_plain_there_is_no_site():
+    # RACE-15: the truth of a comparison's result touches nothing, so it is not traced; a
+    # local's truth still asks the object (a container's size: SCHED-58)
+    def f(a, b):
+        if a == b:
+            return 1
+        if a:
+            return 2
+        return 3
+
+    operands = [s for s in access_sites(f.__code__).values() if s.kind == "operand"]
+    assert len(operands) == 1 and operands[0].owner == ("fast", "a"), operands
