@@ -320,6 +320,7 @@ def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
 
     fn = load_target(args.target)
     say = _output(args, out)
+    cluster = _cluster(args.scheduler_address)
     with _progress(args, say) as progress:
         try:
             result = coordkit.explore(
@@ -335,9 +336,13 @@ def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
                 cancel=args.cancel,
                 adversarial=args.adversarial,
                 workers=args.workers,
+                cluster=cluster,
             )
         except (ValueError, TypeError) as exc:
             raise UsageError(str(exc)) from None
+        finally:
+            if cluster is not None:
+                cluster.close()
     failure = result.failure
     command = None
     if failure is not None:
@@ -353,6 +358,20 @@ def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
     else:
         say.result(result, command)
     return EXIT_FAILURE if failure is not None else EXIT_OK
+
+
+def _cluster(address: str | None) -> Any:
+    """A Dask client of the scheduler at ``address``, or None (PAR-12)."""
+    if address is None:
+        return None
+    from coordkit.engine.parallel import connect
+
+    try:
+        return connect(address)
+    except ImportError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
 
 
 def _cli_replay_command(args: argparse.Namespace, trace: str) -> str:
@@ -625,6 +644,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="let an event loop run any ready callback next (AIO-44)")
     explore.add_argument("--workers", type=int, default=None,
                          help="run pct/random schedules in N worker processes (PAR-1)")
+    explore.add_argument("--scheduler-address", default=None, metavar="tcp://HOST:PORT",
+                         help="run pct/random schedules on this Dask cluster's workers, "
+                              "pip install 'coordkit[dask]' (PAR-10)")
     explore.add_argument("--json", action="store_true",
                          help="print one JSON document (verdict, failure, threads, rows, races)")
     explore.set_defaults(run=cmd_explore)
@@ -658,10 +680,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     """The verification table (FORMAL-20): exit 1 when any row fails."""
+    from coordkit.engine.parallel import check_workers
     from coordkit.verify import rows, run
 
     try:
         rows(args.profile, args.only)
+        check_workers(args.workers)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     return run(args, out)

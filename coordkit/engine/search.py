@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from coordkit import sync
-from coordkit.engine.parallel import check_sendable, check_workers, search_indexed
+from coordkit.engine.parallel import check_cluster, check_sendable, check_workers, search_indexed
 from coordkit.engine.races import Race
 from coordkit.engine.report import ExploreResult, FoundFailure, RunReport, same_failure, target_name
 from coordkit.engine.run import (
@@ -99,6 +99,7 @@ def explore(
     cancel: str | None = None,
     adversarial: bool = False,
     workers: int | None = None,
+    cluster: Any = None,
 ) -> ExploreResult:
     """Run the zero-argument callable ``fn`` under up to ``max_schedules`` schedules.
 
@@ -143,7 +144,9 @@ def explore(
     processes (PAR-1..PAR-6): schedule ``i`` is the same run in any process, and the
     result (the failure at the lowest failing index, its trace, the schedules run) is the
     one the same seed gives without workers.  ``fn`` and ``invariant`` must then be
-    importable by name (defined at module level).
+    importable by name (defined at module level).  ``cluster=client`` (a
+    ``dask.distributed`` Client) sends the same schedules to that Dask cluster's workers,
+    with the same result (PAR-10..PAR-14); they must import ``fn``'s module.
     """
     check_loop_modes(cancel, adversarial, strategy)
     options = run_options(fn, max_steps=max_steps, run_timeout=run_timeout, granularity=granularity,
@@ -152,7 +155,9 @@ def explore(
     seed = _checked_search_options(strategy, max_schedules, seed, depth, max_preemptions,
                                    time_budget, shrink, progress)
     search = _Search(fn, options, max_schedules, time_budget, progress)
-    search.workers = _checked_workers(workers, strategy, cancel, fn, invariant)
+    search.cluster = check_cluster(cluster, workers)
+    search.workers = _checked_workers(workers, strategy, cancel, fn, invariant,
+                                      parallel=search.cluster is not None)
     if cancel == "tasks":
         return _with_cancellations(search, shrink)
     if strategy == "hypothesis":
@@ -161,15 +166,18 @@ def explore(
         strategy, seed=seed, depth=depth, max_preemptions=max_preemptions), seed, shrink)
 
 
-def _checked_workers(workers: Any, strategy: Any, cancel: Any, fn: Any, invariant: Any) -> int | None:
-    """Refuse bad ``workers`` and what cannot be sent to them (PAR-1, PAR-4)."""
+def _checked_workers(workers: Any, strategy: Any, cancel: Any, fn: Any, invariant: Any, *,
+                     parallel: bool) -> int | None:
+    """Refuse bad ``workers`` and what cannot be sent to them (PAR-1, PAR-4); ``parallel``:
+    a cluster runs the schedules (PAR-11)."""
     workers = check_workers(workers)
-    if workers is None or workers == 1:
+    if not parallel and (workers is None or workers == 1):
         return workers
     if cancel is not None or strategy not in ("random", "pct"):
-        raise ValueError(f"workers={workers} runs 'random' and 'pct' searches; "
+        name, what = ("cluster", "cluster=") if parallel else ("workers", f"workers={workers}")
+        raise ValueError(f"{what} runs 'random' and 'pct' searches; "
                          f"strategy={strategy!r} (cancel={cancel!r}) runs in this process: "
-                         "leave workers unset")
+                         f"leave {name} unset")
     check_sendable("fn", fn)
     check_sendable("invariant", invariant)
     return workers
@@ -232,6 +240,7 @@ class _Search:
         self.races: dict[Any, Race] = {}
         self.warnings: list[str] = []
         self.workers: int | None = None  # processes for an indexed search (PAR-1)
+        self.cluster: Any = None  # a Dask client that runs them instead (PAR-10)
 
     def ran(self, run: Run) -> None:
         """Count a finished run; raise what its scheduler raised."""
@@ -265,7 +274,8 @@ class _Search:
         points it has enumerated are no longer the program's."""
         scheduler = self.scheduler
         if scheduler.indexed:  # random, PCT: by index, here or in workers (PAR-2)
-            return search_indexed(self, session, scheduler, workers=self.workers)
+            return search_indexed(self, session, scheduler, workers=self.workers,
+                                  cluster=self.cluster)
         while self.runs < self.max_schedules:
             racing = session.racing
             run = session.run(self.fn, scheduler, run_index=self.runs)
