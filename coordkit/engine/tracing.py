@@ -100,11 +100,9 @@ def _stack(frame: Any) -> tuple[tuple[str, int, str], ...]:
     function)``: formatted only if a race is reported."""
     out = []
     f = frame
-    user = _user_code_cache.get
     while f is not None and len(out) < STACK_DEPTH:
         code = f.f_code
-        known = user(id(code))
-        if known or (known is None and is_user_code(code)):
+        if is_user_code(code):
             out.append((code.co_filename, f.f_lineno, code.co_name))
         f = f.f_back
     if not out and frame is not None:  # a thread running only the stdlib's code (RACE-12)
