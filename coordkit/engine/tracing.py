@@ -115,29 +115,31 @@ def _access(ex: Execution, site: Site, frame: Any) -> None:
     depends on everything (SCHED-42).  Warn (once per site and run) when the site uses
     something the run does not control."""
     tracer = ex.tracer
-    named = Frame(frame, tracer.pending.loaded)
-    if site.kind in _ESCAPE_KINDS and site.site_key not in tracer.checked:
+    pending = tracer.pending
+    named = Frame(frame, pending.loaded)
+    if site.site_key not in tracer.checked and site.kind in _ESCAPE_KINDS:
         tracer.checked.add(site.site_key)
         escape = _escape(site, named)
         if escape is not None:
             stack = format_stack(_stack(frame))
             ex.warn(escape.format(where=stack[0] if stack else "?"))
-    found = locations(site, named, tracer.pending)
-    if found is UNNAMED:
+    found = locations(site, named, pending)
+    if not found:
+        if found is not UNNAMED:
+            return
         _depends_on_everything(ex, site)
-        guessed, tracer.pending.guessed = tracer.pending.guessed, []
+        guessed, pending.guessed = pending.guessed, []
         if guessed and ex.races is not None:  # race detection's only (RACE-11)
             stack = _stack(frame)
             for owner, field, keep, access in guessed:
                 ex.access(owner, field, keep, site._replace(access=access), stack, False)
         return
-    if not found:
-        return
     # Only a race report shows the stack; footprints alone do not need it.
     stack = _stack(frame) if ex.races is not None else ()
+    mine = site.access
     for owner, field, keep, access in found:
-        ex.access(owner, field, keep, site if access == site.access else
-                  site._replace(access=access), stack)
+        ex.access(owner, field, keep, site if access == mine else site._replace(access=access),
+                  stack)
 
 
 def library_call(ex: Execution, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
