@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.compare_seeds and args.dask:
         from distributed import Client, LocalCluster
 
-        with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, \
+        with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0") as cluster, \
                 Client(cluster) as client:
             sys.exit(1 if compare(args.compare_seeds, {"cluster": client}) else 0)
     if args.compare_seeds:

@@ -30,7 +30,7 @@ def client():
     distributed = pytest.importorskip(
         "distributed", reason="the Dask backend's tests need pip install '.[test,dask]'")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as dask_client:
         yield dask_client
 
@@ -103,6 +103,18 @@ def test_without_dask_a_scheduler_address_says_what_to_install(monkeypatch, caps
     assert "pip install 'coordkit[dask]'" in capsys.readouterr().err
 
 
+def test_an_address_where_no_scheduler_answers_is_a_usage_error(monkeypatch, capsys):
+    """PAR-12: ``--scheduler-address`` of nothing: exit 2, naming the address."""
+    pytest.importorskip("distributed", reason="needs pip install '.[test,dask]'")
+    import coordkit.engine.parallel as parallel
+
+    monkeypatch.setattr(parallel, "connect", functools.partial(parallel.connect, timeout=1.0))
+    code = main(["explore", "tests.parallel.programs:correct", "--strategy", "random",
+                 "--scheduler-address", "tcp://127.0.0.1:1"], out=io.StringIO())
+    assert code == 2
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in capsys.readouterr().err
+
+
 def test_the_command_line_runs_on_a_scheduler_address(client):
     """PAR-10, PAR-12: ``coordkit explore --scheduler-address`` reports what the run
     without it reports."""
@@ -132,9 +144,30 @@ def test_a_worker_that_cannot_import_the_program_is_named(client, tmp_path, monk
 
 
 def test_a_cluster_worker_that_dies_has_its_schedules_run_again(client, tmp_path):
-    """PAR-14: the program kills the worker running it once; Dask runs its unit again and
-    every schedule still runs."""
+    """PAR-14: the program kills the worker running it once; Dask runs its unit again,
+    every schedule still runs, and the warnings say a worker left."""
     program = functools.partial(programs.dies_once, str(tmp_path / "died"))
     result = coordkit.explore(program, strategy="random", seed=1, max_schedules=40, cluster=client)
     assert (tmp_path / "died").exists()
     assert result.failure is None and result.schedules_run == 40
+    assert any("left the cluster while schedules 0..0 ran" in w for w in result.warnings), \
+        result.warnings
+
+
+def test_a_unit_still_running_when_the_search_ends_stops(client):
+    """PAR-10: Dask cannot stop a running task; a unit left running when the search ends
+    (Ctrl-C, an error) stops at its next read of the lowest failing index."""
+    from coordkit.engine.parallel.cluster import Cluster
+    from coordkit.engine.parallel.units import Learned, Unit, sendable_options
+    from coordkit.engine.schedulers import make_scheduler
+    from coordkit.engine.search import run_options
+
+    many = 1_000_000  # hours of runs
+    options = sendable_options(run_options(programs.correct))
+    unit = Unit(programs.correct, options, make_scheduler("random", seed=1), Learned(), 0, many,
+                None)
+    executor = Cluster(client, (programs.correct, None))
+    executor.stop_above(None)
+    future = executor.submit(unit)
+    executor.close()  # the search is over
+    assert len(future.result(timeout=30)) < many

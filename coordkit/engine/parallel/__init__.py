@@ -58,15 +58,16 @@ def check_cluster(cluster: Any, workers: int | None) -> Any:
     return cluster
 
 
-def connect(address: str) -> Any:
+def connect(address: str, timeout: float = 30.0) -> Any:
     """A ``distributed.Client`` of the scheduler at ``address`` (PAR-12): an ImportError
-    saying what to install when Dask is not installed."""
+    saying what to install when Dask is not installed, an OSError when no scheduler
+    answers there within ``timeout`` seconds."""
     try:
         from distributed import Client
     except ImportError as exc:
         raise ImportError(f"a Dask scheduler address needs dask.distributed ({exc}): "
                           "pip install 'coordkit[dask]'") from None
-    return Client(address)
+    return Client(address, timeout=timeout)
 
 
 def check_sendable(name: str, fn: Any) -> None:

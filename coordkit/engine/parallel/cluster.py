@@ -110,6 +110,18 @@ class Cluster(Executor):
                     "modules must be importable on every worker (install its package there "
                     f"or put it on their PYTHONPATH; {_HOWTO})")
 
+    def run(self, units: list[Unit], stopping: Callable[[], bool]) -> list[Summary]:
+        """The shared loop (PAR-10); a worker that left the cluster meanwhile (it died, and
+        Dask ran its units again) is reported in ``warnings`` (PAR-14)."""
+        before = set(self.client.nthreads())
+        summaries = super().run(units, stopping)
+        gone = before - set(self.client.nthreads())
+        if gone:
+            self.warnings.append(
+                f"Dask worker(s) {', '.join(sorted(gone))} left the cluster while schedules "
+                f"{units[0].start}..{units[-1].stop - 1} ran; Dask ran their units again")
+        return summaries
+
     def stop_above(self, index: int | None) -> None:
         lowest = NEVER if index is None else min(self._lowest, index)
         if lowest != self._lowest or index is None:
