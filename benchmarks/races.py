@@ -23,8 +23,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
+import logging
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,6 +133,45 @@ def cost(what: str, switched_off, runs: int) -> None:
 def call_access_cost(runs: int) -> None:
     cost("calls as accesses (RACE-10/11)", without_call_accesses, runs)
     cost("the stdlib's code on the program's objects (RACE-12)", without_stdlib_code, runs)
+    logging_cost(runs // 10)
+
+
+_EARLY = logging.getLogger("benchmarks.races")  # with a handler made before any run
+
+
+def _two_threads_logging() -> None:
+    def work() -> None:
+        for i in range(100):
+            _EARLY.info("item %d", i)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def logging_cost(runs: int) -> None:
+    """What RACE-12 costs a program that only logs through a handler made before the run
+    (not looked into, RACE-13): CPU seconds per schedule at the defaults, best of 3."""
+    _EARLY.addHandler(logging.StreamHandler(io.StringIO()))
+    _EARLY.setLevel(logging.INFO)
+    _EARLY.propagate = False
+
+    def seconds() -> float:
+        best = float("inf")
+        for _ in range(3):
+            started = time.process_time()
+            coordkit.explore(_two_threads_logging, seed=1, max_schedules=runs)
+            best = min(best, time.process_time() - started)
+        return best / runs
+
+    with_ = seconds()
+    with without_stdlib_code():
+        without = seconds()
+    print(f"RACE-12 on a program logging 2x100 records through a handler made before the "
+          f"run, {runs} schedules: {without * 1e3:.1f} ms/schedule without, "
+          f"{with_ * 1e3:.1f} with: {with_ / without:.2f}x")
 
 
 def markdown(rows: list[tuple[str, list[tuple[bool, int, float]], bool]]) -> None:

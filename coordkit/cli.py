@@ -314,6 +314,16 @@ def _progress(args: argparse.Namespace, say: Any) -> Any:
     return _Progress(sys.stderr)
 
 
+def _shrink_budget(text: str) -> float | str | None:
+    """``--shrink-budget``: seconds, ``auto`` or ``none`` (SCHED-77)."""
+    if text in ("auto", "none"):
+        return None if text == "none" else text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, 'auto' or 'none', got {text!r}") from None
+
+
 def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
     import coordkit
     from coordkit.engine.report_data import result_data
@@ -329,6 +339,7 @@ def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
                 max_schedules=args.max_schedules,
                 seed=args.seed,
                 time_budget=args.time_budget,
+                shrink_budget=args.shrink_budget,
                 granularity=args.granularity,
                 races=args.races,
                 max_preemptions=args.max_preemptions,
@@ -632,6 +643,9 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--max-schedules", type=int, default=1000)
     explore.add_argument("--seed", type=int, default=None)
     explore.add_argument("--time-budget", type=float, default=None, help="wall-clock seconds")
+    explore.add_argument("--shrink-budget", type=_shrink_budget, default="auto",
+                         help="seconds for shrinking a failure: 'auto' (the larger of 1 s and "
+                              "5x the time to find it) or 'none' (SCHED-77)")
     explore.add_argument("--max-preemptions", type=int, default=2, help="bound for dfs")
     explore.add_argument("--granularity", default="auto", choices=["auto", "sync", "line"],
                          help="where threads may switch (default: auto, see RACE-5)")

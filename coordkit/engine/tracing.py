@@ -134,29 +134,31 @@ def _access(ex: Execution, site: Site, frame: Any) -> None:
     depends on everything (SCHED-42).  Warn (once per site and run) when the site uses
     something the run does not control."""
     tracer = ex.tracer
-    named = Frame(frame, tracer.pending.loaded)
-    if site.kind in _ESCAPE_KINDS and site.site_key not in tracer.checked:
+    pending = tracer.pending
+    named = Frame(frame, pending.loaded)
+    if site.site_key not in tracer.checked and site.kind in _ESCAPE_KINDS:
         tracer.checked.add(site.site_key)
         escape = _escape(site, named)
         if escape is not None:
             stack = format_stack(_stack(frame))
             ex.warn(escape.format(where=stack[0] if stack else "?"))
-    found = locations(site, named, tracer.pending)
-    if found is UNNAMED:
+    found = locations(site, named, pending)
+    if not found:
+        if found is not UNNAMED:
+            return
         _depends_on_everything(ex, site)
-        guessed, tracer.pending.guessed = tracer.pending.guessed, []
+        guessed, pending.guessed = pending.guessed, []
         if guessed and ex.races is not None:  # race detection's only (RACE-11)
             stack = _stack(frame)
             for owner, field, keep, access in guessed:
                 ex.access(owner, field, keep, site._replace(access=access), stack, False)
         return
-    if not found:
-        return
     # Only a race report shows the stack; footprints alone do not need it.
     stack = _stack(frame) if ex.races is not None else ()
+    mine = site.access
     for owner, field, keep, access in found:
-        ex.access(owner, field, keep, site if access == site.access else
-                  site._replace(access=access), stack)
+        ex.access(owner, field, keep, site if access == mine else site._replace(access=access),
+                  stack)
 
 
 def library_call(ex: Execution, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -225,7 +227,8 @@ def is_traced(code: Any) -> int:
     known: int | None = _traced_cache.get(id(code))
     if known is None:
         known = _traced_cache.put(code, USER if is_user_code(code) else
-                                  LIBRARY if is_traced_library(code.co_filename, code.co_name) else 0)
+                                  LIBRARY if is_traced_library(code.co_filename, getattr(
+                                      code, "co_qualname", code.co_name)) else 0)
     return known
 
 
@@ -438,12 +441,25 @@ if sys.version_info >= (3, 12):
             _instrumented[id(code)] = code
             sys.monitoring.set_local_events(_TOOL_ID, code, sys.monitoring.events.INSTRUCTION)
 
+    # id(frame) -> program_frame(frame), for the stdlib's traced frames: decided at the
+    # frame's start, which comes before any of its instructions, so a frame reusing a dead
+    # one's address overwrites its entry first (RACE-12).
+    _program_frames: dict[int, bool] = {}
+
     def _start_event(code: Any, offset: int) -> Any:
-        if not is_traced(code):
+        traced = is_traced(code)
+        if not traced:
             return sys.monitoring.DISABLE
         ex = current_execution()
-        if ex is not None and ex.tracer is not None:
-            _instrument(code, ex.tracer)
+        if ex is None or ex.tracer is None:
+            return None
+        if traced == LIBRARY:
+            frame = sys._getframe(1)
+            if not program_frame(frame):  # (not instrumented until a program's frame runs it)
+                _program_frames[id(frame)] = False
+                return None
+            _program_frames[id(frame)] = True
+        _instrument(code, ex.tracer)
         return None
 
     def _line_event(code: Any, line: int) -> Any:
@@ -467,7 +483,7 @@ if sys.version_info >= (3, 12):
             return None
         frame = sys._getframe(1)
         if (_traced_cache.get(id(code)) == LIBRARY and offset in access_sites(code)
-                and not program_frame(frame)):
+                and not _program_frames.get(id(frame), False)):
             return None  # (another frame of this code may be the program's: RACE-12)
         try:
             if not ex.tracer.instruction(ex, code, offset, frame):
@@ -538,6 +554,7 @@ if sys.version_info >= (3, 12):
             return
         mon = sys.monitoring
         mon.set_events(_TOOL_ID, 0)
+        _program_frames.clear()
         while _instrumented:
             mon.set_local_events(_TOOL_ID, _instrumented.popitem()[1], 0)
         for event in (mon.events.LINE, mon.events.PY_START, mon.events.INSTRUCTION):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
+import sys
 import threading
 import types
 
@@ -98,6 +99,13 @@ def test_the_engine_and_the_modelled_library_are_not_traced():
     for fn in (threading.Event.set, queue.Queue.put, concurrent.futures.Future.set_result,
                coordkit.explore):
         assert not tracing.is_traced(fn.__code__), fn
+    # nor an event loop's per-callback methods, nor (3.11+, by qualified name) a Logger's
+    for fn in (asyncio.BaseEventLoop.call_soon, asyncio.BaseEventLoop.call_soon_threadsafe,
+               asyncio.BaseEventLoop._check_closed):
+        assert not tracing.is_traced(fn.__code__), fn
+    if sys.version_info >= (3, 11):
+        assert not tracing.is_traced(logging.Logger.isEnabledFor.__code__)
+    assert tracing.is_traced(logging.Handler.handle.__code__) == tracing.LIBRARY
 
 
 def test_only_methods_on_the_programs_loop_handler_or_scheduler_are_traced():
