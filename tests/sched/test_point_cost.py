@@ -97,6 +97,8 @@ def _choices(pure: bool) -> list[str]:
 
 @pytest.mark.skipif(tracing.ACCELERATED is None, reason="the C accelerator is not built here "
                     "(or COORDKIT_PURE_PYTHON=1): nothing to compare the fallback with")
+@pytest.mark.skipif(not tracing.SWITCHES, reason="Python 3.10: the accelerator has nothing for "
+                    "it, and line granularity needs 3.11")
 def test_the_accelerator_and_the_fallback_make_the_same_choices():
     """SCHED-67: every run (its choices, steps and where each thread ended) of line- and
     auto-granularity explorations is the same with the compiled tracer and without it."""
