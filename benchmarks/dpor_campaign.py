@@ -60,7 +60,8 @@ def check(plan: Plan, granularity: str, directory: Path, max_runs: int) -> tuple
     """("rejected" | "same" | "differs" | "error", details) for one plan."""
     try:
         reduced, full, reduced_runs, full_runs = compare(
-            shapes.load(plan, directory), granularity=granularity, max_runs=max_runs)
+            shapes.load(plan, directory), granularity=granularity, max_runs=max_runs,
+            reuse=True)
     except AssertionError as exc:
         if "not exhausted" in str(exc):
             return "rejected", str(exc)

@@ -109,6 +109,10 @@ class CheckedDPOR(DFSScheduler):
 
     checked = 0
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.recorded: list[list[tuple]] = []  # each run's steps (see ``KeptDPOR``)
+
     def observe(self, steps):
         self._last_run = list(self._history)
         super().observe(steps)
@@ -116,6 +120,7 @@ class CheckedDPOR(DFSScheduler):
         return ()
 
     def _add_backtracks(self, steps):
+        self.recorded.append([(s.point, s.footprint, s.choice) for s in steps])
         fresh = self._fresh
         assert [(s.point, s.footprint, s.choice) for s in steps[:fresh]] == [
             (s.point, s.footprint, s.choice) for s in self._last_run[:fresh]]
@@ -128,6 +133,20 @@ class CheckedDPOR(DFSScheduler):
             scratch.clock, scratch.pos, scratch.tid, scratch.stutter)
         assert kept.races == scratch.races
         CheckedDPOR.checked += 1
+
+
+class KeptDPOR(DFSScheduler):
+    """DPOR as a search runs it, each run's known prefix taken from the last run and not
+    recorded again (SCHED-68); ``recorded`` has each run's steps, to compare with
+    ``CheckedDPOR``'s, which records every step."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.recorded: list[list[tuple]] = []
+
+    def _add_backtracks(self, steps):
+        self.recorded.append([(s.point, s.footprint, s.choice) for s in steps])
+        super()._add_backtracks(steps)
 
 
 _UNREDUCED: dict[tuple[Callable[[], Any], str], tuple[set, int]] = {}
@@ -169,9 +188,9 @@ def learn_racing(program: Callable[[], Any], session: Session, *, max_runs: int)
 
 
 def compare(program: Callable[[], Any], *, granularity: str = "sync",
-            max_runs: int = 50_000) -> tuple[set, set, int, int]:
+            max_runs: int = 50_000, reuse: bool = False) -> tuple[set, set, int, int]:
     """The outcomes of DPOR (its unbounded level) and of the unreduced search, with the
-    schedules each ran."""
+    schedules each ran; with ``reuse``, also SCHED-68's check (one more DPOR search)."""
     with Session(RunOptions(granularity=granularity, max_steps=2_000), quiet=True) as session:
         if granularity == "auto":
             learn_racing(program, session, max_runs=max_runs)
@@ -180,4 +199,10 @@ def compare(program: Callable[[], Any], *, granularity: str = "sync",
         dpor = CheckedDPOR(max_preemptions=None)
         reduced, reduced_runs = outcomes(program, dpor, max_runs=max_runs, session=session,
                                          counted=lambda: dpor.bound is None)
+        if reuse:
+            kept = KeptDPOR(max_preemptions=None)
+            outcomes(program, kept, max_runs=max_runs, session=session)
+            # SCHED-68: a run that takes its prefix from the last run has the steps,
+            # footprints and choices of one that records every step.
+            assert kept.recorded == dpor.recorded
     return reduced, full, reduced_runs, full_runs

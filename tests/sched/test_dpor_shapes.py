@@ -131,7 +131,7 @@ def test_auto_granularity_is_compared_over_the_racing_sites_it_learned(tmp_path)
     race only a learned site splits) is an outcome of both."""
     incr = Spec("thread", "main", 0.0, (("incr",),))
     plan = Plan((Spec("main", "main", 0.0, (("start", 1), ("start", 2))), incr, incr), (1, 2))
-    reduced, full, _, _ = compare(shapes.load(plan, tmp_path), granularity="auto")
+    reduced, full, _, _ = compare(shapes.load(plan, tmp_path), granularity="auto", reuse=True)
     assert {o[1][0] for o in full} == {1, 2}
     assert reduced == full
 
@@ -255,7 +255,7 @@ def test_dpor_agrees_with_the_unreduced_search_on_shapes(granularity, tmp_path):
     def agree(plan: Plan) -> None:
         try:
             reduced, full, _, _ = compare(shapes.load(plan, tmp_path), granularity=granularity,
-                                          max_runs=MAX_RUNS)
+                                          max_runs=MAX_RUNS, reuse=True)
         except AssertionError as exc:
             if "not exhausted" in str(exc):
                 reject()  # too many schedules for the unreduced search
