@@ -9,7 +9,7 @@ what a plain run of the program costs (random schedules, no footprints, no DPOR)
 times the classes: the floor under any exhaustive search that runs the program once
 per class, whatever its reduction.  Then
 the time unbounded ``dfs`` takes to find a 3x3 lost update, and the schedules the bounded
-search needs on the demo's fixed version within one preemption (reduced and unreduced).
+search needs on the demo's fixed version within one preemption (unreduced and reduced).
 A search that does not finish within ``--budget`` seconds is printed as such (its classes
 as ``>= N``: those its unbounded level ran).
 
@@ -176,12 +176,12 @@ def time_to_find(budget: float) -> str:
 def bounded(budget: float) -> str:
     """The schedules ``max_preemptions=1`` runs on the demo's fixed version: the bounded
     search (``DFSScheduler(1)``, what ``strategy="dfs", max_preemptions=1`` and shrinking
-    use) against the unreduced one (``sleep_sets=False``)."""
+    use: unreduced) against the reduced one (``reduce_bound=True``, SCHED-71)."""
     from coordkit import _demo
 
     out = []
-    for name, scheduler in (("unreduced", coordkit.DFSScheduler(1, sleep_sets=False)),
-                            ("dfs", coordkit.DFSScheduler(1))):
+    for name, scheduler in (("unreduced", coordkit.DFSScheduler(1)),
+                            ("reduce_bound", coordkit.DFSScheduler(1, reduce_bound=True))):
         cpu = time.process_time()
         result = coordkit.explore(_demo.shutdown_fixed, strategy=scheduler,
                                   max_schedules=1_000_000, time_budget=budget, shrink=False)
