@@ -175,6 +175,7 @@ class DFSScheduler(Scheduler):
         self._preemptions = 0
         self._history: Sequence[Step] = ()
         self._hb = HappensBefore()  # of the last run analysed, reanalysed from _fresh
+        self._hb.proceeding = max_preemptions is None
         self._known: Sequence[Step] = ()  # the steps the current run repeats
         self._indices: list[int] = []  # the index chosen at each node of the path
         self._waits = _Waits()
@@ -419,7 +420,8 @@ class DFSScheduler(Scheduler):
         reversed order tried there costs no more preemptions than the run's switch did,
         so it stays within the bound where the one before ``i`` may not.  Where it would
         cost more (the switch was a yield's, which is free, and ``thread`` going on a
-        preemption) or ``thread`` is the one that ran there, the switch before that too."""
+        preemption), or ``thread`` is the one that ran there or could not run there, or
+        there was no choice, the switch before that too."""
         self._try_at(steps[i].choice, thread)
         b = i
         while b > 0:
@@ -427,8 +429,8 @@ class DFSScheduler(Scheduler):
             while b > 0 and steps[b - 1].thread == steps[b].thread:
                 b -= 1
             node = self._try_at(steps[b].choice, thread)
-            if node is None or thread not in node.tids or (
-                    node.chosen != thread and node.cost(thread) <= node.cost(node.chosen)):
+            if node is not None and thread in node.tids and node.chosen != thread and (
+                    node.cost(thread) <= node.cost(node.chosen)):
                 return
 
     def _try_at(self, choice: int | None, thread: int) -> _Node | None:
