@@ -9,7 +9,8 @@ Run from the repository root::
     python benchmarks/asyncio_cpython_table.py [--all-pairs] [--only test_locks ...]
 
 ``--all-pairs`` (or ``COORDKIT_CPYTHON_ASYNCIO_ALL=1``, which the pytest suite reads too) runs
-test_tasks' BaseTaskTests over all eight Task/Future pairs.
+test_tasks' BaseTaskTests over all eight Task/Future pairs.  ``--workers N`` runs the
+modules in N worker processes (PAR-16): the same table, sooner.
 """
 
 from __future__ import annotations
@@ -21,8 +22,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from coordkit.engine.parallel import check_workers
+from coordkit.engine.parallel.pool import in_processes
 from tests.aio.cpython import ALL_PAIRS, SUITES, Row, tabulate, tasks_suite
 from tests.stdlib.cpython import SCHEDULES
+
+
+def module_row(job: tuple[str, bool]) -> tuple[str, Row | str, dict[str, str], float]:
+    """One module's row (or why it is missing), what it does not run, and its seconds."""
+    name, all_pairs = job
+    began = time.perf_counter()
+    suite = tasks_suite(all_pairs) if name == "test_tasks" else SUITES[name]()
+    if isinstance(suite, str):
+        return name, suite, {}, 0.0
+    not_run = {f"{suite.module}: {names}": why for names, why in suite.not_run.items()}
+    return name, tabulate(suite), not_run, time.perf_counter() - began
 
 
 def main() -> int:
@@ -32,20 +46,23 @@ def main() -> int:
                         help="test_tasks' BaseTaskTests over all eight Task/Future pairs")
     parser.add_argument("--failures", type=int, default=12,
                         help="lines of each failure's report to print")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="run the modules in N worker processes (PAR-16)")
     args = parser.parse_args()
     rows: list[Row] = []
     missing: dict[str, str] = {}
     not_run: dict[str, str] = {}
     start = time.perf_counter()
-    for name in args.only or SUITES:
-        suite = tasks_suite(args.all_pairs) if name == "test_tasks" else SUITES[name]()
-        if isinstance(suite, str):
-            missing[name] = suite
+    jobs = [(name, args.all_pairs) for name in args.only or SUITES]
+    workers = check_workers(args.workers)
+    done = map(module_row, jobs) if workers is None else in_processes(module_row, jobs, workers)
+    for name, row, skipped, seconds in done:
+        if isinstance(row, str):
+            missing[name] = row
             continue
-        not_run.update({f"{suite.module}: {names}": why for names, why in suite.not_run.items()})
-        began = time.perf_counter()
-        rows.append(tabulate(suite))
-        print(f"{name}: {time.perf_counter() - began:.1f} s", file=sys.stderr)
+        not_run.update(skipped)
+        rows.append(row)
+        print(f"{name}: {seconds:.1f} s", file=sys.stderr)
     print(f"Python {sys.version.split()[0]}; {time.perf_counter() - start:.0f} s; "
           f"{SCHEDULES} schedule(s) per strategy (random, pct) per test\n")
     print("| module | tests | skipped | run | passed | timing assumption | "

@@ -7,7 +7,10 @@
   and the ratio (issue target: at most 2x).
 * **Small programs**: schedules per second of ``explore`` at its defaults on a program
   that sleeps, hands work to ``to_thread`` and gathers two tasks over a Queue (the issue's
-  measured program; target: 2,000 schedules/s or more).
+  measured program; target: 2,000 schedules/s or more), and on the same program without
+  the thread (tasks only); beside each, how many times per second stock ``asyncio.run``
+  runs it on real threads (its sleep made 0: stock sleeps in real time): one schedule is
+  one run of the program, so stock's rate is what a run costs without coordkit.
 
 Best of ``--repeat`` (wall clock: the loop's cost is what a user waits for). Run from the
 repository root::
@@ -39,7 +42,7 @@ def spinning(tasks: int, spins: int):
     return main
 
 
-async def small() -> None:
+async def small(delay: float = 0.1, thread: bool = True) -> None:
     queue: asyncio.Queue[int | None] = asyncio.Queue()
     got: list[int] = []
 
@@ -53,8 +56,13 @@ async def small() -> None:
             got.append(item)
 
     await asyncio.gather(producer(), consumer())
-    await asyncio.sleep(0.1)
-    assert await asyncio.to_thread(sum, got) == 3
+    await asyncio.sleep(delay)
+    assert (await asyncio.to_thread(sum, got) if thread else sum(got)) == 3
+
+
+async def tasks_only() -> None:
+    """``small`` without its ``to_thread``."""
+    await small(thread=False)
 
 
 def best(fn, repeat: int) -> float:
@@ -81,9 +89,15 @@ def main() -> None:
     print(f"Python {sys.version.split()[0]}")
     print(f"loop step: stock asyncio {handles / stock:,.0f} handles/s, coordkit "
           f"{handles / ours:,.0f} handles/s: {ours / stock:.2f}x stock's time")
-    elapsed = best(lambda: coordkit.explore(small, max_schedules=args.schedules, seed=1),
-                   args.repeat)
-    print(f"small program: {args.schedules / elapsed:,.0f} schedules/s at explore's defaults")
+    runs = args.schedules
+    for name, fn, stock_fn in (("small program", small, lambda: small(0)),
+                               ("tasks only", tasks_only, lambda: small(0, thread=False))):
+        elapsed = best(lambda fn=fn: coordkit.explore(fn, max_schedules=runs, seed=1),
+                       args.repeat)
+        stock = best(lambda again=stock_fn: [asyncio.run(again()) for _ in range(runs)],
+                     args.repeat)
+        print(f"{name}: {runs / elapsed:,.0f} schedules/s at explore's defaults; stock "
+              f"asyncio.run {runs / stock:,.0f} runs/s: {elapsed / stock:.2f}x stock's time per run")
 
 
 if __name__ == "__main__":

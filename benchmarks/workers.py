@@ -2,10 +2,12 @@
 
     python benchmarks/workers.py [--schedules N] [--strategy pct|random]
     python benchmarks/workers.py --compare-seeds N   # the PAR-3 campaign
+    python benchmarks/workers.py --compare-seeds N --dask   # the PAR-10 campaign
 
 ``--compare-seeds N`` instead checks PAR-3 at length: for seeds 0..N-1, each program of
 ``tests/parallel/programs.py`` and both strategies, the result with 2 workers equals the
-result without (tests/parallel runs a small slice of it).
+result without (tests/parallel runs a small slice of it).  With ``--dask`` the 2 workers
+are a Dask ``LocalCluster`` of 2 processes (``pip install 'coordkit[dask]'``), PAR-10.
 
 A correct program (no failure: every schedule runs), so the rate is the search's own.
 "1 worker" is ``workers=None``, the in-process path; the 2-worker time includes starting
@@ -20,6 +22,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout it lives in
 
@@ -56,8 +59,9 @@ def rate(workers: int | None, schedules: int, strategy: str) -> tuple[float, flo
     return schedules / elapsed, elapsed
 
 
-def compare(seeds: int) -> int:
-    """Explorations over ``seeds`` seeds whose 2-worker result differs from the sequential."""
+def compare(seeds: int, parallel: dict[str, Any]) -> int:
+    """Explorations over ``seeds`` seeds whose result with ``parallel`` (``workers=2`` or
+    ``cluster=client``) differs from the sequential."""
     from tests.parallel import programs
 
     differ = 0
@@ -65,14 +69,15 @@ def compare(seeds: int) -> int:
         for strategy in ("pct", "random"):
             for seed in range(seeds):
                 results = [coordkit.explore(program, strategy=strategy, seed=seed,
-                                            max_schedules=200, workers=workers)
-                           for workers in (None, 2)]
-                alone, parallel = ((r.failure and r.failure.trace, r.schedules_run,
+                                            max_schedules=200, **options)
+                           for options in ({}, parallel)]
+                alone, spread = ((r.failure and r.failure.trace, r.schedules_run,
                                     r.racing_sites, r.race_runs) for r in results)
-                if alone != parallel:
+                if alone != spread:
                     differ += 1
-                    print(f"DIFFER {program.__name__} {strategy} seed={seed}: {alone} {parallel}")
-    print(f"{differ} of {3 * 2 * seeds} explorations differ with 2 workers")
+                    print(f"DIFFER {program.__name__} {strategy} seed={seed}: {alone} {spread}")
+    where = "a Dask cluster" if "cluster" in parallel else "2 workers"
+    print(f"{differ} of {3 * 2 * seeds} explorations differ with {where}")
     return differ
 
 
@@ -81,9 +86,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--schedules", type=int, default=2000)
     parser.add_argument("--strategy", default="pct", choices=["pct", "random"])
     parser.add_argument("--compare-seeds", type=int, default=0)
+    parser.add_argument("--dask", action="store_true",
+                        help="with --compare-seeds: on a Dask LocalCluster of 2 processes")
     args = parser.parse_args(argv)
+    if args.compare_seeds and args.dask:
+        from distributed import Client, LocalCluster
+
+        with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0") as cluster, \
+                Client(cluster) as client:
+            sys.exit(1 if compare(args.compare_seeds, {"cluster": client}) else 0)
     if args.compare_seeds:
-        sys.exit(1 if compare(args.compare_seeds) else 0)
+        sys.exit(1 if compare(args.compare_seeds, {"workers": 2}) else 0)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{args.schedules} {args.strategy} schedules of bank(); "
           f"load average {load:.1f} on {os.cpu_count()} cores")

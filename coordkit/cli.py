@@ -314,12 +314,23 @@ def _progress(args: argparse.Namespace, say: Any) -> Any:
     return _Progress(sys.stderr)
 
 
+def _shrink_budget(text: str) -> float | str | None:
+    """``--shrink-budget``: seconds, ``auto`` or ``none`` (SCHED-77)."""
+    if text in ("auto", "none"):
+        return None if text == "none" else text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, 'auto' or 'none', got {text!r}") from None
+
+
 def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
     import coordkit
     from coordkit.engine.report_data import result_data
 
     fn = load_target(args.target)
     say = _output(args, out)
+    cluster = _cluster(args.scheduler_address)
     with _progress(args, say) as progress:
         try:
             result = coordkit.explore(
@@ -328,6 +339,7 @@ def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
                 max_schedules=args.max_schedules,
                 seed=args.seed,
                 time_budget=args.time_budget,
+                shrink_budget=args.shrink_budget,
                 granularity=args.granularity,
                 races=args.races,
                 max_preemptions=args.max_preemptions,
@@ -335,9 +347,13 @@ def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
                 cancel=args.cancel,
                 adversarial=args.adversarial,
                 workers=args.workers,
+                cluster=cluster,
             )
         except (ValueError, TypeError) as exc:
             raise UsageError(str(exc)) from None
+        finally:
+            if cluster is not None:
+                cluster.close()
     failure = result.failure
     command = None
     if failure is not None:
@@ -353,6 +369,20 @@ def cmd_explore(args: argparse.Namespace, out: TextIO) -> int:
     else:
         say.result(result, command)
     return EXIT_FAILURE if failure is not None else EXIT_OK
+
+
+def _cluster(address: str | None) -> Any:
+    """A Dask client of the scheduler at ``address``, or None (PAR-12)."""
+    if address is None:
+        return None
+    from coordkit.engine.parallel import connect
+
+    try:
+        return connect(address)
+    except ImportError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
 
 
 def _cli_replay_command(args: argparse.Namespace, trace: str) -> str:
@@ -613,6 +643,9 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--max-schedules", type=int, default=1000)
     explore.add_argument("--seed", type=int, default=None)
     explore.add_argument("--time-budget", type=float, default=None, help="wall-clock seconds")
+    explore.add_argument("--shrink-budget", type=_shrink_budget, default="auto",
+                         help="seconds for shrinking a failure: 'auto' (the larger of 1 s and "
+                              "5x the time to find it) or 'none' (SCHED-77)")
     explore.add_argument("--max-preemptions", type=int, default=2, help="bound for dfs")
     explore.add_argument("--granularity", default="auto", choices=["auto", "sync", "line"],
                          help="where threads may switch (default: auto, see RACE-5)")
@@ -625,6 +658,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="let an event loop run any ready callback next (AIO-44)")
     explore.add_argument("--workers", type=int, default=None,
                          help="run pct/random schedules in N worker processes (PAR-1)")
+    explore.add_argument("--scheduler-address", default=None, metavar="tcp://HOST:PORT",
+                         help="run pct/random schedules on this Dask cluster's workers, "
+                              "pip install 'coordkit[dask]' (PAR-10)")
     explore.add_argument("--json", action="store_true",
                          help="print one JSON document (verdict, failure, threads, rows, races)")
     explore.set_defaults(run=cmd_explore)
@@ -658,10 +694,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     """The verification table (FORMAL-20): exit 1 when any row fails."""
+    from coordkit.engine.parallel import check_workers
     from coordkit.verify import rows, run
 
     try:
         rows(args.profile, args.only)
+        check_workers(args.workers)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     return run(args, out)

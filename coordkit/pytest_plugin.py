@@ -10,11 +10,13 @@ A failing exploration fails the test with the shrunk interleaving, its trace and
 the one line that replays it.  Command-line options set the defaults:
 ``--coordkit-seed`` (an int, or ``random``; by default a seed derived from the
 test's id so a run is reproducible), ``--coordkit-strategy``,
-``--coordkit-max-schedules`` and ``--coordkit-time-budget``.
+``--coordkit-max-schedules``, ``--coordkit-time-budget`` and ``--coordkit-workers`` (worker
+processes for each random or PCT exploration, PAR-15).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +35,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="schedules to explore per test")
     group.addoption("--coordkit-time-budget", type=float, default=None,
                     help="wall-clock seconds to explore per test")
+    group.addoption("--coordkit-workers", type=int, default=None,
+                    help="run each test's pct/random schedules in N worker processes "
+                         "(the result one process gives; PAR-15)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -45,7 +50,11 @@ def pytest_configure(config: pytest.Config) -> None:
             seed = int(seed)
         except ValueError:
             raise pytest.UsageError(f"--coordkit-seed must be an int or 'random', got {seed!r}") from None
+    workers = config.getoption("--coordkit-workers")
+    if workers is not None and workers < 1:
+        raise pytest.UsageError(f"--coordkit-workers must be a positive int, got {workers}")
     defaults.update(
+        workers=workers,
         seed=seed,
         strategy=config.getoption("--coordkit-strategy"),
         max_schedules=config.getoption("--coordkit-max-schedules"),
@@ -69,7 +78,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     original = pyfuncitem.obj
     names = pyfuncitem._fixtureinfo.argnames
     kwargs = {name: pyfuncitem.funcargs[name] for name in names}
-    explore_or_fail(lambda: original(**kwargs), pyfuncitem.nodeid, dict(marker.kwargs), original)
+    explore_or_fail(lambda: original(**kwargs), pyfuncitem.nodeid, dict(marker.kwargs), original,
+                    sendable=functools.partial(original, **kwargs))
     # The exploration ran the test; give pytest a no-op in its place.
     pyfuncitem.obj = lambda **_: None
     try:
@@ -83,6 +93,6 @@ def coordkit_explore(request: pytest.FixtureRequest) -> Callable[..., Any]:
     """``coordkit_explore(fn, **options)``: explore ``fn``; fail the test on a failing schedule."""
 
     def run(fn: Callable[[], Any], **options: Any) -> Any:
-        return explore_or_fail(fn, request.node.nodeid, options)
+        return explore_or_fail(fn, request.node.nodeid, options, sendable=fn)
 
     return run

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -63,13 +64,46 @@ def check_options(options: dict[str, Any]) -> None:
                      options.get("strategy", "pct"))
 
 
+def _for_workers(fn: Callable[[], Any], sendable: Callable[[], Any] | None, nodeid: str | None,
+                 options: dict[str, Any]) -> Callable[[], Any]:
+    """What ``explore`` runs when ``options`` ask for workers (``--coordkit-workers``):
+    ``sendable`` (``fn`` as a worker can import it) where the search can run in workers;
+    else ``fn``, in this process, with a warning saying why (PAR-15)."""
+    workers = options.get("workers")
+    if workers is None or workers == 1:
+        return fn
+    from coordkit.engine.parallel import check_sendable
+
+    strategy = options.get("strategy", "pct")
+    reason = None
+    if options.get("cancel") is not None or strategy not in ("random", "pct"):
+        reason = f"its search (strategy={strategy!r}, cancel={options.get('cancel')!r}) runs in one process"
+    elif sendable is None:
+        reason = "its function was not given in a form a worker can import"
+    else:
+        try:
+            check_sendable("fn", sendable)
+        except TypeError as exc:
+            reason = str(exc)
+    if reason is None:
+        return sendable  # type: ignore[return-value]
+    del options["workers"]
+    warnings.warn(f"coordkit: {nodeid or 'the test'} is explored in this process, not in "
+                  f"{workers} workers: {reason}", UserWarning, stacklevel=3)
+    return fn
+
+
 def explore_or_fail(fn: Callable[[], Any], nodeid: str | None, options: dict[str, Any],
-                     test: Callable[..., Any] | None = None) -> Any:
+                    test: Callable[..., Any] | None = None, *,
+                    sendable: Callable[[], Any] | None = None) -> Any:
     """Explore ``fn`` with ``options`` over the command line's defaults (seeded from the
-    test's id ``nodeid``); raise ``InterleavingFailure`` with the report if a schedule fails."""
+    test's id ``nodeid``); raise ``InterleavingFailure`` with the report if a schedule fails.
+    ``sendable`` is ``fn`` in a form worker processes can import, for ``--coordkit-workers``."""
     from coordkit.engine.search import explore
 
-    result = explore(fn, **_options_for(nodeid, options))
+    merged = _options_for(nodeid, options)
+    fn = _for_workers(fn, sendable, nodeid, merged)
+    result = explore(fn, **merged)
     if result.failure is not None:
         if test is not None:  # so that the failure's replay line names the test
             result.failure.target = _replay_target(test)
@@ -98,7 +132,8 @@ def interleavings(**options: Any) -> Callable[[Callable[..., Any]], Callable[...
                 # coroutine is returned for the run to run (AIO-1).
                 return test(*args, **kwargs)
             # A test returns None (pytest warns otherwise); explore() gives the result.
-            explore_or_fail(lambda: test(*args, **kwargs), _current_nodeid, options, test)
+            explore_or_fail(lambda: test(*args, **kwargs), _current_nodeid, options, test,
+                            sendable=functools.partial(wrapper, *args, **kwargs))
 
         wrapper.__signature__ = inspect.signature(test)  # type: ignore[attr-defined]
         return wrapper

@@ -293,6 +293,7 @@ _A_DISPLAY = ("fresh",)  # a list, tuple, set or dict made here: nobody else hol
 _A_BOOL = ("bool",)
 # (and what ``__exit__`` gives when an exception ends a ``with``: the library's is None or
 # a bool, a user's is traced)
+_MADE_PLAIN = (_A_BOOL, _A_STRING)
 _BOOLS = frozenset({"IS_OP", "CONTAINS_OP", "UNARY_NOT", "TO_BOOL", "COMPARE_OP",
                     "WITH_EXCEPT_START", "CHECK_EXC_MATCH"})
 _FORMATS = frozenset({"FORMAT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "CONVERT_VALUE"})
@@ -492,8 +493,10 @@ def _site_of(stack: _Stack, ins: dis.Instruction, kw_names: tuple[str, ...],
     if op in ("LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF"):
         return ("cell", READ if op == "LOAD_DEREF" else WRITE, ins.argval, None, None)
     if op in _TRUTH_TESTS or op in _UNARY or op == "GET_LEN":
-        # C code asks its operand for its truth, size or negation (SCHED-58)
-        return ("operand", READ, op, stack.peek(1), None)
+        # C code asks its operand for its truth, size or negation (SCHED-58); a truth value
+        # or a string made here answers without touching anything (RACE-15)
+        operand = stack.peek(1)
+        return None if operand in _MADE_PLAIN else ("operand", READ, op, operand, None)
     if op in _NO_ACCESS or (op in _INTRINSICS and ins.argrepr in _NO_ACCESS_INTRINSICS):
         return None
     return ("opaque", WRITE, op, None, None)  # not understood: depends on everything (SCHED-58)
@@ -714,15 +717,8 @@ def _attribute(obj: Any, name: str) -> Any:
     """``obj.name`` without running user code (no properties, no ``__getattr__``), or
     ``_MISSING`` when that cannot be done."""
     if isinstance(obj, type):
-        for klass in obj.__mro__:
-            if name in klass.__dict__:
-                return klass.__dict__[name]
-        return _MISSING
-    descriptor = _MISSING
-    for klass in type(obj).__mro__:
-        if name in klass.__dict__:
-            descriptor = klass.__dict__[name]
-            break
+        return _looked_up(obj, name)
+    descriptor = _looked_up(type(obj), name)
     if descriptor is not _MISSING and (hasattr(type(descriptor), "__set__")
                                        or hasattr(type(descriptor), "__delete__")):
         if type(descriptor) is types.MemberDescriptorType:  # a __slots__ field
@@ -738,6 +734,42 @@ def _attribute(obj: Any, name: str) -> Any:
     if type(namespace) is dict and name in namespace:
         return namespace[name]
     return descriptor
+
+
+_looked_up_cache: dict[tuple[type, str], Any] = {}
+_unchanging_cache: dict[type, bool] = {}
+_OWN_PREFIX = __name__.rsplit(".", 2)[0] + "."  # coordkit's own modules
+
+
+def _looked_up(kind: type, name: str) -> Any:
+    """``name`` as the first class of ``kind``'s MRO that has it holds it, or ``_MISSING``;
+    remembered for a class that cannot change (``_unchanging``)."""
+    key = (kind, name)
+    found = _looked_up_cache.get(key, _NOT_KNOWN)
+    if found is not _NOT_KNOWN:
+        return found
+    found = _MISSING
+    for klass in kind.__mro__:
+        if name in klass.__dict__:
+            found = klass.__dict__[name]
+            break
+    if _unchanging(kind):
+        _looked_up_cache[key] = found
+    return found
+
+
+_NOT_KNOWN = object()
+
+
+def _unchanging(kind: type) -> bool:
+    """Every class of ``kind``'s MRO is one no program changes: a builtin's (static or
+    immutable) or coordkit's own (its shims, which no patch replaces)."""
+    known = _unchanging_cache.get(kind)
+    if known is None:
+        known = all(not klass.__flags__ & _HEAPTYPE or klass.__flags__ & _IMMUTABLETYPE
+                    or klass.__module__.startswith(_OWN_PREFIX) for klass in kind.__mro__)
+        _unchanging_cache[kind] = known
+    return known
 
 
 class Frame:
@@ -857,10 +889,13 @@ def locations(site: Site, frame: Frame, pending: Pending) -> list[Location] | No
     named (an operand the analysis lost, code the tracer does not see: SCHED-42)."""
     kind = site.kind
     if kind == "global":
-        g = frame.frame.f_globals
+        f = frame.frame
+        g, name = f.f_globals, site.name
         if site.key is not None:  # a load: what it loaded, for a call of it (SCHED-41)
-            pending.loaded[_frame_key(frame, site.key)] = frame.value(("global", site.name))
-        return [(id(g), site.name, g, site.access)]
+            value = g.get(name, _MISSING)
+            pending.loaded[id(f), site.key] = (f.f_builtins.get(name, _MISSING)
+                                               if value is _MISSING else value)
+        return [(id(g), name, g, site.access)]
     if kind == "cell":
         return [(("cell", frame.frame.f_code.co_filename), site.name, None, site.access)]
     owner = site.owner
@@ -1163,6 +1198,14 @@ _RESULTS_ITERATE = frozenset({"items", "keys", "values"})  # a view of their con
 def _bind(owner: Any, name: str) -> tuple[Any, Any]:
     """``(function, self)`` that ``owner.name(...)`` calls, without running user code;
     ``(_MISSING, _)`` when that cannot be told (a property, a ``__getattr__``)."""
+    raw = _looked_up(type(owner), name)
+    if type(raw) is types.FunctionType and not isinstance(owner, (type, types.ModuleType)):
+        try:  # a method its object's own attributes do not hide (the common case)
+            own = object.__getattribute__(owner, "__dict__")
+        except AttributeError:
+            own = None
+        if type(own) is not dict or name not in own:
+            return raw, owner
     if isinstance(owner, types.ModuleType):
         return owner.__dict__.get(name, _MISSING), _NOBIND
     raw = _attribute(owner, name)
@@ -1362,6 +1405,9 @@ def _call(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bo
     fn, bound = _callee(site.owner, frame, pending)
     pos = kw = None
     starred = bool(pos_exprs) and pos_exprs[0] == "star"  # f(*args, **kwargs): C unpacks them
+    if type(fn) is types.FunctionType and not starred and _python_call(fn, bound, frame, pending,
+                                                                        offset):
+        return True
     if starred:
         starred = all(_shallow(frame.value(e), out) for e in pos_exprs[1:])
     elif pos_exprs is not None:
@@ -1385,6 +1431,25 @@ def _call(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bo
         return True
     pending.guessed = _guess(fn, bound, pos, kw)
     return False
+
+
+def _python_call(fn: types.FunctionType, bound: Any, frame: Frame, pending: Pending,
+                 offset: int) -> bool:
+    """``_call``'s answer, without evaluating the arguments, for a function whose code is
+    traced or modelled (it touches nothing here); False for any other function."""
+    kind = _code_kind(fn.__code__)
+    if kind == "foreign":
+        return False
+    key = id(frame.frame)
+    plain = kind == "modelled" and _declared_plain(fn)
+    pending.loaded[key, ("value", offset)] = _SOME_PLAIN if plain else None
+    result = None
+    name = fn.__name__
+    if name in _RESULTS_ITERATE and bound is not _NOBIND and _kind_of_type(type(bound)) == "container":
+        result = _Iterates((bound,))
+        result.tuples = name == "items"
+    pending.loaded[key, ("result", offset)] = result
+    return True
 
 
 _C_CALLABLES = (types.BuiltinFunctionType, types.MethodDescriptorType,
@@ -1449,6 +1514,7 @@ def _result_value(fn: Any, pos: tuple[Any, ...] | None) -> Any:
 
 
 _PLAIN_ANNOTATIONS = ("bool", "int", "float", "str", "None", bool, int, float, str)
+_declared_cache = CodeCache()  # (the library's annotations do not change)
 
 
 def _declared_plain(fn: Any) -> bool:
@@ -1456,8 +1522,12 @@ def _declared_plain(fn: Any) -> bool:
     a plain value (``Lock.acquire() -> bool``)."""
     if type(fn) is not types.FunctionType or _code_kind(fn.__code__) != "modelled":
         return False
-    result = fn.__annotations__.get("return", _MISSING)
-    return any(result is a or (type(result) is str and result == a) for a in _PLAIN_ANNOTATIONS)
+    known: bool | None = _declared_cache.get(id(fn.__code__))
+    if known is None:
+        result = fn.__annotations__.get("return", _MISSING)
+        known = _declared_cache.put(fn.__code__, any(
+            result is a or (type(result) is str and result == a) for a in _PLAIN_ANNOTATIONS))
+    return known
 
 
 def _all_plain(value: Any, depth: int = 0) -> bool:

@@ -11,8 +11,8 @@ import os
 import traceback
 from typing import Any
 
-__all__ = ["is_machinery", "place", "raised_at", "user_frame", "user_frames", "user_stack", "where",
-           "without_engine_frames"]
+__all__ = ["is_machinery", "is_traced_library", "place", "raised_at", "user_frame", "user_frames",
+           "user_stack", "where", "without_engine_frames"]
 
 _ENGINE_DIR = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE_DIR = os.path.dirname(_ENGINE_DIR)
@@ -33,6 +33,50 @@ _MACHINERY = _INTERNALS | frozenset(
 )
 _LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py", "/asyncio/base_events.py",
                   "/asyncio/runners.py", "/asyncio/events.py", "/asyncio/threads.py")
+
+
+# The standard library's code race detection may look into (RACE-12: only methods called
+# on the program's own event loop, log handler or scheduler): file -> the functions of it
+# (``Class.method``, or ``Class.`` for all of a class's), or None for all.  Chosen by
+# measurement (benchmarks/races.py): an event loop's per-callback methods (call_soon,
+# _check_closed, call_at, create_task, time...) touch the loop's own thread's state, its
+# thread-safe ready deque or a flag the methods here see too, and tracing them made asyncio
+# programs 1.6-5x slower; a Logger's methods (on every log call) made a program logging
+# from two threads 9x slower on 3.12 for nothing (a Logger is none of RACE-12's objects).
+# The rest of the stdlib is left out (RACE-13).
+TRACED_LIBRARY: dict[str, frozenset[str] | None] = {
+    "/asyncio/base_events.py": frozenset(f"BaseEventLoop.{name}" for name in (
+        "stop", "close", "is_running", "is_closed", "_check_running", "run_forever",
+        "_run_forever_setup", "_run_forever_cleanup", "run_until_complete", "set_debug",
+        "set_exception_handler", "set_task_factory", "set_default_executor",
+        "shutdown_asyncgens", "shutdown_default_executor")),
+    "/logging/__init__.py": frozenset({
+        "Filterer.", "Handler.", "StreamHandler.", "FileHandler.", "_StderrHandler.",
+        "NullHandler."}),
+    "/logging/handlers.py": None,
+    "/sched.py": None,
+}
+_STDLIB_DIR = os.path.dirname(os.path.realpath(os.__file__)) + os.sep
+
+
+def is_traced_library(filename: str, qualname: str) -> bool:
+    """True for a function of the standard library whose code may be traced (RACE-12),
+    by its file and qualified name (on 3.10, which has none, its plain name)."""
+    for tail, functions in TRACED_LIBRARY.items():
+        if filename.endswith(tail):
+            return (_named(functions, qualname)
+                    and os.path.realpath(filename).startswith(_STDLIB_DIR))
+    return False
+
+
+def _named(functions: frozenset[str] | None, qualname: str) -> bool:
+    if functions is None or qualname in functions:
+        return True
+    owner, dot, _ = qualname.partition(".")
+    if dot:
+        return owner + "." in functions
+    # (3.10: a plain name; a class's whole list lets the receiver decide, RACE-12)
+    return any(f.endswith("." + qualname) or f.endswith(".") for f in functions)
 
 
 # Primitives that are packages: every file in them is machinery.

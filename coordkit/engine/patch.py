@@ -72,6 +72,7 @@ def _thread_start(self: threading.Thread) -> None:
         return
     if not self._initialized:  # type: ignore[attr-defined]
         raise RuntimeError("thread.__init__() not called")
+    free_on_call = "_ck_task" not in self.__dict__ and _not_started(self)
     ex.point("start", f"T{len(ex.tasks)}")  # the thread about to be made
     # Whether it was started is read at the point, in the start's step: another thread
     # may start it while this one stands there, and a thread runs once (SCHED-48).
@@ -79,14 +80,24 @@ def _thread_start(self: threading.Thread) -> None:
     if task is not None or not _not_started(self):
         if task is not None:
             ex.observed(task.label, "is_alive")
-        raise RuntimeError("threads can only be started once")
+        raise RuntimeError(_started_once(self) if free_on_call else "threads can only be started once")
     task = ex.spawn(self._ck_run, self.name, self.daemon, thread=self)
     self._ck_task = task  # type: ignore[attr-defined]
+    self._ck_starter = ex.current.label if ex.current is not None else None  # type: ignore[attr-defined]
     # What Thread._bootstrap_inner sets before run(): identity, and "started" (so that a
     # started thread cannot be made a daemon, and its repr says so).  No other thread
     # runs between the start's point and here: each sees all of it or none.
     self._ident = self._native_id = _CONTROLLED_IDENT_BASE + task.tid  # type: ignore[attr-defined]
     _mark_started(self)
+
+
+def _started_once(thread: threading.Thread) -> str:
+    """The error of a start that another start overtook (SCHED-48): on real threads both
+    calls can pass ``start()``'s check, so the program has a race between two starts."""
+    by = thread.__dict__.get("_ck_starter") or "another thread"
+    return ("threads can only be started once: this start() was under way when "
+            f"{by} started the thread; on real threads both calls can get through "
+            "(a race between two start() calls)")
 
 
 def _thread_run(self: threading.Thread) -> None:

@@ -112,6 +112,8 @@ class RaceDetector:
         # lasts: a weak reference that drops the shadow with the object where one can be
         # made (the program's gc behaviour stays its own), else the object itself.
         self._alive: dict[int, Any] = {}
+        self._names: dict[Any, str | None] = {}  # owner -> what a report calls it
+        self._owners: dict[int, list[Any]] = {}  # id of a kept object -> its owners
         self.races: list[Race] = []
         self._seen: set[Any] = set()
 
@@ -158,13 +160,14 @@ class RaceDetector:
                site: Any, stack: tuple[tuple[str, int, str], ...]) -> None:
         """Thread ``tid`` reads or writes ``field`` of ``owner`` (``ANY``: every field) at
         ``site`` (an ``accesses.Site``); ``keep`` is the owner object, held while the run lasts."""
-        if keep is not None and id(keep) not in self._alive:
-            self._keep(keep)
-        clock = self.clocks[tid]
-        record = _Record(tid, clock[tid], access, thread, site, stack, (owner_name(keep), field))
         fields = self._shadow.get(owner)
         if fields is None:
+            if keep is not None:
+                self._keep(keep, owner)
             fields = self._shadow[owner] = {}
+            self._names[owner] = owner_name(keep)
+        clock = self.clocks[tid]
+        record = _Record(tid, clock[tid], access, thread, site, stack, (self._names[owner], field))
         shadow = fields.get(field)
         if shadow is None:
             shadow = fields[field] = _Shadow()
@@ -182,8 +185,15 @@ class RaceDetector:
         else:
             shadow.reads[tid] = record
 
-    def _keep(self, obj: Any) -> None:
+    def _keep(self, obj: Any, owner: Any) -> None:
+        """Hold ``obj`` while its shadow (under ``owner``: its id, or its ``__dict__``'s)
+        lasts: weakly where it can be, and then its shadow goes with it (RACE-14)."""
         key = id(obj)
+        owners = self._owners.get(key)
+        if owners is not None:
+            owners.append(owner)
+            return
+        self._owners[key] = [owner]
         try:
             self._alive[key] = weakref.ref(obj, lambda _ref: self._forget(key))
         except TypeError:  # dicts, lists: no weak references
@@ -191,7 +201,9 @@ class RaceDetector:
 
     def _forget(self, key: int) -> None:
         self._alive.pop(key, None)
-        self._shadow.pop(key, None)
+        for owner in self._owners.pop(key, ()):
+            self._shadow.pop(owner, None)
+            self._names.pop(owner, None)
 
     def _check(self, shadow: _Shadow, record: _Record, clock: list[int]) -> None:
         write = shadow.write
@@ -222,4 +234,6 @@ class RaceDetector:
         """The run is over: let go of the objects it kept alive."""
         self._alive.clear()
         self._shadow.clear()
+        self._names.clear()
+        self._owners.clear()
 

@@ -145,15 +145,18 @@ class Recorder:
             self.events.append(Event(self.taken, task.tid, "block", what,
                                      where(sys._getframe(2)), now))
 
-    def call(self, task: Task, operation: str, target: Any, now: float) -> None:
-        """The start of a high-level operation (a queue's enqueue): a row, not a step."""
+    def call(self, task: Task, operation: str, target: Any, now: float, *,
+             in_step: bool = False) -> None:
+        """The start of a high-level operation (a queue's enqueue), which the task's next
+        step begins, or (``in_step``) what the step it is in does: a row, not a step."""
         if not self.rows:
             return
         label = getattr(target, "_ck_label", None)
         if label is None:
             name = getattr(target, "name", None)
             label = type(target).__name__ + (f" {name!r}" if isinstance(name, str) else "")
-        self.events.append(Event(self.taken + 1, task.tid, "call", f"{operation} {label}",
+        step = self.taken if in_step else self.taken + 1
+        self.events.append(Event(step, task.tid, "call", f"{operation} {label}",
                                  where(sys._getframe(2)), now))
 
     def memory(self, task: Task, owner: Any, keep: Any, field: Any, access: str) -> None:

@@ -182,22 +182,22 @@ class FoundFailure:
     target: str = "fn"
     invariant: str | None = None  # the invariant's name, when that is what failed
     thread: str | None = None  # the thread that raised, for an exception
-    # After shrinking, what a bounded search below its preemptions showed (SCHED-39):
-    # "minimal (k preemptions)" or "k preemptions, none found with fewer in N schedules".
+    # After shrinking, what the bounded searches below its preemptions showed, in words
+    # (SCHED-78, SCHED-79): "minimal (k preemptions)", or "the fewest found within ...".
     minimality: str | None = None
+    # True: no schedule with fewer preemptions fails this way (SCHED-78).  False: one does,
+    # but did not fail again when replayed (a program that does not fail the same way
+    # twice).  None: not known (not shrunk, or the searches did not finish: SCHED-79).
+    minimal: bool | None = None
+    shrink_seconds: float = 0.0  # the time shrinking and its searches took (SCHED-77)
 
     @property
     def preemptions(self) -> int:
         return self.report.preemptions
 
-    @property
-    def minimal(self) -> bool:
-        """Whether a bounded search confirmed that fewer preemptions do not fail this way."""
-        return bool(self.minimality and self.minimality.startswith("minimal"))
-
     def explanation(self) -> Explanation | None:
         """The root cause, the threads at the failure, the exceptions that ended threads."""
-        return self.report.explanation(minimal=self.minimal)
+        return self.report.explanation(minimal=self.minimal is True)
 
     def replay_line(self) -> str:
         invariant = "" if self.invariant is None else f", invariant={self.invariant}"
@@ -216,7 +216,7 @@ class FoundFailure:
             f"schedule(s) (strategy {self.strategy}"
             + (f", seed {self.seed}" if self.seed is not None else "")
             + f"); shrunk from {self.original_preemptions} to {self.preemptions} preemption(s) "
-            f"in {self.shrink_runs} runs"
+            f"in {self.shrink_seconds:.1f} s and {self.shrink_runs} runs"
             + (f": {self.minimality}." if self.minimality else ".")
             + "".join(f"\nIt depends on this: {what}." for what in self.report.deviations)
         )
@@ -225,7 +225,7 @@ class FoundFailure:
         head = self.headline()
         explanation = self.explanation()
         parts = [head + "\n" + explanation.root_cause if explanation is not None else head]
-        parts += self.report.explained(minimal=self.minimal)
+        parts += self.report.explained(minimal=self.minimal is True)
         parts.append(f"Replay it exactly (e.g. as a regression test):\n    {self.replay_line()}")
         return visible("\n\n".join(parts))
 

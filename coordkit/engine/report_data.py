@@ -74,13 +74,15 @@ def _thread_data(thread: Any) -> dict[str, Any]:
 
 def failure_data(found: FoundFailure) -> dict[str, Any]:
     """A failure ``explore`` found and shrank."""
-    data = {**(_failure_fields(found.report, minimal=found.minimal) or {}),
+    data = {**(_failure_fields(found.report, minimal=found.minimal is True) or {}),
             **_run_fields(found.report)}
     data.update({
         "schedules_run": found.schedules_run,
         "shrink_runs": found.shrink_runs,
         "original_preemptions": found.original_preemptions,
         "minimality": found.minimality,
+        "minimal": found.minimal,
+        "shrink_seconds": found.shrink_seconds,
         "strategy": found.strategy,
         "seed": found.seed,
         "trace": found.trace,

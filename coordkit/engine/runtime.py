@@ -706,11 +706,13 @@ class Execution:
         if failure is not None:
             self.terminate(failure)
 
-    def note(self, operation: str, target: Any) -> None:
-        """Record (not schedule) the start of a high-level operation by the current thread."""
+    def note(self, operation: str, target: Any, *, in_step: bool = False) -> None:
+        """Record (not schedule) the start of a high-level operation by the current thread,
+        which its next step begins; ``in_step``: what the step it is in does (a loop step's
+        handles, AIO-46)."""
         task = self.current
         if task is not None and not self.killing and self.recorder is not None:
-            self.recorder.call(task, operation, target, self.clock.now)
+            self.recorder.call(task, operation, target, self.clock.now, in_step=in_step)
 
     @property
     def events(self) -> list[Event]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from coordkit import sync
-from coordkit.engine.parallel import check_sendable, check_workers, search_indexed
+from coordkit.engine.parallel import check_cluster, check_sendable, check_workers, search_indexed
 from coordkit.engine.races import Race
 from coordkit.engine.report import ExploreResult, FoundFailure, RunReport, same_failure, target_name
 from coordkit.engine.run import (
@@ -28,11 +28,11 @@ from coordkit.engine.run import (
 from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler, Scheduler, make_scheduler
 from coordkit.engine.schedulers.base import check_int
 from coordkit.engine.schedulers.cancel import CancelScheduler
-from coordkit.engine.shrink import confirm_minimal
+from coordkit.engine.shrink import Bound, plural_preemptions, prove_minimal
 from coordkit.engine.shrink import shrink as shrink_choices
 from coordkit.errors import FailureKind, UncontrolledBlockingError
 
-__all__ = ["SHRINK_STOPPED", "explore", "run_options"]
+__all__ = ["SHRINK_STOPPED", "explore", "run_options", "shrink_bound_seconds"]
 
 Progress = Callable[[int, float], Any]
 
@@ -42,6 +42,16 @@ clock: Callable[[], float] = sync.real_monotonic
 
 # What a failure's ``minimality`` says when ``time_budget`` ran out while it was shrunk.
 SHRINK_STOPPED = "shrinking stopped at time_budget, not known to be minimal"
+
+ShrinkBudget = float | Literal["auto"] | None
+
+
+def shrink_bound_seconds(shrink_budget: ShrinkBudget, find_seconds: float) -> float | None:
+    """How long shrinking may take (SCHED-77): ``"auto"``, whichever is larger, 1 s or 5x
+    the time the failure took to find; a number, that many seconds; None, no bound."""
+    if shrink_budget == "auto":
+        return max(1.0, 5.0 * find_seconds)
+    return shrink_budget  # type: ignore[return-value]
 
 
 def run_options(fn: Any, *, max_steps: int = MAX_STEPS, run_timeout: float = 10.0,
@@ -59,9 +69,14 @@ def run_options(fn: Any, *, max_steps: int = MAX_STEPS, run_timeout: float = 10.
 
 def _checked_search_options(strategy: Any, max_schedules: Any, seed: Any, depth: Any,
                             max_preemptions: Any, time_budget: Any, shrink: Any,
-                            progress: Any) -> int:
+                            progress: Any, shrink_budget: Any) -> int:
     """Refuse a bad option of the search itself, naming it; the seed to use."""
     check_positive("max_schedules", max_schedules)
+    if not (isinstance(shrink_budget, str) and shrink_budget == "auto"):
+        if isinstance(shrink_budget, str):
+            raise ValueError(f"shrink_budget must be 'auto', a number of seconds or None, "
+                             f"got {shrink_budget!r}")
+        check_positive("shrink_budget", shrink_budget, allow_none=True, integer=False)
     check_positive("depth", depth)
     check_positive("time_budget", time_budget, allow_none=True, integer=False)
     check_int("max_preemptions", max_preemptions, 0, allow_none=True)
@@ -94,11 +109,13 @@ def explore(
     races: str = "report",
     invariant: Callable[[], Any] | None = None,
     shrink: bool = True,
+    shrink_budget: ShrinkBudget = "auto",
     fail_on_thread_exception: bool = True,
     progress: Progress | None = None,
     cancel: str | None = None,
     adversarial: bool = False,
     workers: int | None = None,
+    cluster: Any = None,
 ) -> ExploreResult:
     """Run the zero-argument callable ``fn`` under up to ``max_schedules`` schedules.
 
@@ -112,6 +129,12 @@ def explore(
     ``invariant()`` (checked at every step) returns false or raises.  The first
     failure is shrunk to fewer preemptions and returned as ``result.failure``;
     ``result.failure.trace`` replays it with ``replay``.
+
+    Shrinking takes at most ``shrink_budget`` seconds (SCHED-77): by default
+    (``"auto"``) whichever is larger, 1 s or 5x the time the failure took to find; None
+    goes on until done.  Within it, a bounded search proves the shrunk failure minimal
+    where it can finish (SCHED-78, SCHED-79): ``result.failure.minimal`` is True when it
+    did, and ``result.failure.minimality`` says what was shown.
 
     ``time_budget`` caps the whole call in wall-clock seconds, for every strategy: no
     run starts after it, and a failure found is shrunk only until it (the result then
@@ -143,16 +166,21 @@ def explore(
     processes (PAR-1..PAR-6): schedule ``i`` is the same run in any process, and the
     result (the failure at the lowest failing index, its trace, the schedules run) is the
     one the same seed gives without workers.  ``fn`` and ``invariant`` must then be
-    importable by name (defined at module level).
+    importable by name (defined at module level).  ``cluster=client`` (a
+    ``dask.distributed`` Client) sends the same schedules to that Dask cluster's workers,
+    with the same result (PAR-10..PAR-14); they must import ``fn``'s module.
     """
     check_loop_modes(cancel, adversarial, strategy)
     options = run_options(fn, max_steps=max_steps, run_timeout=run_timeout, granularity=granularity,
                           invariant=invariant, fail_on_thread_exception=fail_on_thread_exception,
                           races=races, cancel=cancel == "tasks", adversarial=adversarial)
     seed = _checked_search_options(strategy, max_schedules, seed, depth, max_preemptions,
-                                   time_budget, shrink, progress)
+                                   time_budget, shrink, progress, shrink_budget)
     search = _Search(fn, options, max_schedules, time_budget, progress)
-    search.workers = _checked_workers(workers, strategy, cancel, fn, invariant)
+    search.shrink_budget = shrink_budget
+    search.cluster = check_cluster(cluster, workers)
+    search.workers = _checked_workers(workers, strategy, cancel, fn, invariant,
+                                      parallel=search.cluster is not None)
     if cancel == "tasks":
         return _with_cancellations(search, shrink)
     if strategy == "hypothesis":
@@ -161,15 +189,18 @@ def explore(
         strategy, seed=seed, depth=depth, max_preemptions=max_preemptions), seed, shrink)
 
 
-def _checked_workers(workers: Any, strategy: Any, cancel: Any, fn: Any, invariant: Any) -> int | None:
-    """Refuse bad ``workers`` and what cannot be sent to them (PAR-1, PAR-4)."""
+def _checked_workers(workers: Any, strategy: Any, cancel: Any, fn: Any, invariant: Any, *,
+                     parallel: bool) -> int | None:
+    """Refuse bad ``workers`` and what cannot be sent to them (PAR-1, PAR-4); ``parallel``:
+    a cluster runs the schedules (PAR-11)."""
     workers = check_workers(workers)
-    if workers is None or workers == 1:
+    if not parallel and (workers is None or workers == 1):
         return workers
     if cancel is not None or strategy not in ("random", "pct"):
-        raise ValueError(f"workers={workers} runs 'random' and 'pct' searches; "
+        name, what = ("cluster", "cluster=") if parallel else ("workers", f"workers={workers}")
+        raise ValueError(f"{what} runs 'random' and 'pct' searches; "
                          f"strategy={strategy!r} (cancel={cancel!r}) runs in this process: "
-                         "leave workers unset")
+                         f"leave {name} unset")
     check_sendable("fn", fn)
     check_sendable("invariant", invariant)
     return workers
@@ -232,6 +263,8 @@ class _Search:
         self.races: dict[Any, Race] = {}
         self.warnings: list[str] = []
         self.workers: int | None = None  # processes for an indexed search (PAR-1)
+        self.shrink_budget: ShrinkBudget = "auto"
+        self.cluster: Any = None  # a Dask client that runs them instead (PAR-10)
 
     def ran(self, run: Run) -> None:
         """Count a finished run; raise what its scheduler raised."""
@@ -265,7 +298,8 @@ class _Search:
         points it has enumerated are no longer the program's."""
         scheduler = self.scheduler
         if scheduler.indexed:  # random, PCT: by index, here or in workers (PAR-2)
-            return search_indexed(self, session, scheduler, workers=self.workers)
+            return search_indexed(self, session, scheduler, workers=self.workers,
+                                  cluster=self.cluster)
         while self.runs < self.max_schedules:
             racing = session.racing
             run = session.run(self.fn, scheduler, run_index=self.runs)
@@ -334,48 +368,61 @@ class _Search:
 
     def report(self, session: Session, found: Run, shrink: bool, strategy: str,
                seed: int | None) -> FoundFailure:
-        """Shrink ``found`` and record the shrunk run (on the worker)."""
+        """Shrink ``found`` within its bound (SCHED-77), prove it minimal where the bound
+        allows (SCHED-78, SCHED-79), and record the shrunk run (on the worker)."""
         assert found.failure is not None
+        started = clock()
+        bound = Bound(clock, self.shrink_deadline(started), self.out_of_time)
         choices = found.choice_values
         original = sum(1 for c in choices if c)
-        shrink_runs = self.shrink_runs
         minimality: str | None = None
+        minimal: bool | None = None
         if found.failure.kind == FailureKind.TIMEOUT:
             final = found  # replaying it would only hit the wall-clock budget again
         else:
             if shrink:
-                choices, runs = shrink_choices(session, self.fn, found.failure, choices,
-                                               max_runs=2000, time_budget=10.0,
-                                               stop=self.out_of_time)
-                shrink_runs += runs
+                choices = shrink_choices(session, self.fn, found.failure, choices, bound)
             final = session.run(self.fn, ReplayScheduler(choices, strict=False), record=True)
             if shrink and same_failure(found.failure, final.failure):
-                if self.out_of_time():
-                    minimality = SHRINK_STOPPED  # SCHED-62
-                else:
-                    final, minimality, runs = self.confirm(session, found.failure, choices,
-                                                           final)
-                    shrink_runs += runs
+                final, minimal, minimality = self.prove(session, found.failure, choices, final,
+                                                        bound, started)
         if not same_failure(found.failure, final.failure):
             # The program does not fail the same way twice (it reads real time or randomness):
             # report the failure as found, without a recorded table.
-            final, minimality = found, None
-        failure = _found_failure(self, RunReport.of(final), self.runs, shrink_runs, original,
-                                 strategy, seed)
-        failure.minimality = minimality
+            final, minimal, minimality = found, None, None
+        failure = _found_failure(self, RunReport.of(final), self.runs,
+                                 self.shrink_runs + bound.runs, original, strategy, seed)
+        failure.minimality, failure.minimal = minimality, minimal
+        failure.shrink_seconds = clock() - started
         return failure
 
-    def confirm(self, session: Session, failure: Any, choices: list[int],
-                final: Run) -> tuple[Run, str | None, int]:
-        """After shrinking, a bounded search below the shrunk run's preemptions (SCHED-39)."""
-        found, minimality, runs = confirm_minimal(session, self.fn, failure, choices,
-                                                  final.preemptions, max_runs=2000,
-                                                  time_budget=5.0, stop=self.out_of_time)
-        if found != choices:
-            again = session.run(self.fn, ReplayScheduler(found, strict=False), record=True)
-            if same_failure(failure, again.failure):
-                final = again
-        return final, minimality, runs
+    def shrink_deadline(self, now: float) -> float | None:
+        """When shrinking must end (SCHED-77): ``shrink_budget`` after ``now``, the time to
+        find measured on the exploration's clock."""
+        seconds = shrink_bound_seconds(self.shrink_budget, now - self.started)
+        return None if seconds is None else now + seconds
+
+    def prove(self, session: Session, failure: Any, choices: list[int], final: Run,
+              bound: Bound, started: float) -> tuple[Run, bool | None, str]:
+        """After shrinking, the bounded searches below the shrunk run's preemptions
+        (SCHED-78); what ``time_budget`` cut short says so (SCHED-62)."""
+        if self.out_of_time():
+            return final, None, SHRINK_STOPPED
+        within = ("shrink_budget=None" if bound.deadline is None
+                  else f"the shrink bound ({bound.deadline - started:.1f} s, shrink_budget)")
+        proof = prove_minimal(session, self.fn, failure, choices, final.preemptions, bound,
+                              within=within)
+        if not proof.minimal and self.out_of_time():
+            return final, None, SHRINK_STOPPED
+        if proof.choices != choices:
+            again = session.run(self.fn, ReplayScheduler(proof.choices, strict=False),
+                                record=True)
+            if not same_failure(failure, again.failure):
+                return final, False, (f"not minimal: a schedule with "
+                                      f"{plural_preemptions(proof.preemptions)} failed this way once, "
+                                      "but not when replayed")
+            final = again
+        return final, proof.minimal or None, proof.statement
 
 
 def _found_failure(search: _Search, report: RunReport, runs: int, shrink_runs: int, original: int,

@@ -1,22 +1,27 @@
-"""Shrinking a failing schedule: fewer preemptions, while the same failure still happens.
+"""Shrinking a failing schedule: fewer preemptions, while the same failure still happens;
+then a proof that no schedule with fewer fails that way.
 
 A schedule is a list of choices (0 keeps the current thread, anything else is a
 preemption), replayed leniently.  The passes below try smaller candidates greedily
 and keep any that still fails the same way; they repeat until none helps or the
-budget (runs, seconds) is spent.
+``Bound`` is spent (SCHED-77).  ``prove_minimal`` then runs the bounded searches with
+0, 1, ... k-1 preemptions (SCHED-78), each only when its estimated time fits in what is
+left of the bound (SCHED-79).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from coordkit import sync
+from coordkit.engine.points import Point
 from coordkit.engine.report import same_failure
-from coordkit.engine.run import Session
+from coordkit.engine.run import Run, Session
 from coordkit.engine.runtime import Failure
 from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler
 
-__all__ = ["confirm_minimal", "shrink"]
+__all__ = ["Bound", "Proof", "estimated_schedules", "plural_preemptions", "prove_minimal", "shrink"]
 
 Fails = Callable[[list[int]], bool]
 
@@ -24,53 +29,63 @@ Fails = Callable[[list[int]], bool]
 Stop = Callable[[], bool]
 
 
-class _Budget:
-    """Runs and seconds of its own, and the caller's ``stop`` (the exploration's
-    ``time_budget``, which covers shrinking too: SCHED-62)."""
-
-    def __init__(self, max_runs: int, seconds: float, stop: Stop) -> None:
-        self.runs = 0
-        self._max_runs = max_runs
-        self._deadline = sync.real_monotonic() + seconds
-        self._stop = stop
-
-    def left(self) -> bool:
-        return (self.runs < self._max_runs and sync.real_monotonic() < self._deadline
-                and not self._stop())
-
-
 def _never() -> bool:
     return False
 
 
+class Bound:
+    """The time shrinking may take: until ``deadline`` on ``clock`` (None: no end of its
+    own, SCHED-77), and not once ``stop()`` says so (the exploration's ``time_budget``,
+    SCHED-62).  It counts the runs made within it."""
+
+    def __init__(self, clock: Callable[[], float], deadline: float | None,
+                 stop: Stop = _never) -> None:
+        self.clock = clock
+        self.deadline = deadline
+        self.stop = stop
+        self.runs = 0
+
+    def left(self) -> bool:
+        return not self.stop() and (self.deadline is None or self.clock() < self.deadline)
+
+    def seconds_left(self) -> float:
+        return math.inf if self.deadline is None else self.deadline - self.clock()
+
+
+
 def shrink(session: Session, fn: Callable[[], object], failure: Failure, choices: list[int],
-           *, max_runs: int, time_budget: float, stop: Stop = _never) -> tuple[list[int], int]:
+           bound: Bound) -> list[int]:
     """Greedily make ``choices`` smaller (fewer non-zero entries, smaller values) while the
-    same kind of failure still happens.  Returns the smallest choices and the runs used."""
-    budget = _Budget(max_runs, time_budget, stop)
+    same kind of failure still happens, within ``bound``.  Returns the smallest choices."""
 
     def fails(candidate: list[int]) -> bool:
-        budget.runs += 1
+        bound.runs += 1
         run = session.run(fn, ReplayScheduler(candidate, strict=False))
         return run.scheduler_error is None and same_failure(failure, run.failure)
 
     best = _trimmed(choices)
-    improved = True
-    while improved and budget.left():
-        improved = False
-        for local_pass in (_shorter, _fewer_points, _fewer_preemptions):
-            smaller = local_pass(best, fails, budget)
-            if smaller is not None:
-                best, improved = smaller, True
-        # The costly move is tried only when the local passes are stuck.
-        moved = None if improved else _moved_preemption(best, fails, budget)
-        if moved is not None:
-            best, improved = moved, True
-        smaller = _smaller_values(best, fails, budget)
-        if smaller is not None:
-            best, improved = smaller, True
-        best = _trimmed(best)
-    return best, budget.runs
+    # The cheap passes cost about a run for each choice or preemption; the last two, moving
+    # a preemption and deleting choice points, cost more and run only when those are stuck.
+    passes = (_shorter, _one_preemption, _fewer_preemptions, _moved_preemption, _fewer_points)
+    at = 0  # the pass to try next: those before it found nothing since the last gain
+    while bound.left() and at < len(passes):
+        if at >= 3 and _count(best) <= 1:
+            break  # no move or deletion takes one preemption to none
+        smaller = passes[at](best, fails, bound)
+        if smaller is None:
+            at += 1
+        else:
+            best = _trimmed(smaller)
+            # After a cheap gain that pass again (and those after it); after a costly one,
+            # every pass again from the cheapest.
+            at = 0 if at >= 3 else at
+    smaller = _smaller_values(best, fails, bound)
+    return best if smaller is None else _trimmed(smaller)
+
+
+def _count(choices: list[int]) -> int:
+    """The non-zero choices: the preemptions, at most."""
+    return sum(1 for c in choices if c)
 
 
 def _trimmed(choices: list[int]) -> list[int]:
@@ -81,7 +96,7 @@ def _trimmed(choices: list[int]) -> list[int]:
     return best
 
 
-def _shorter(best: list[int], fails: Fails, budget: _Budget) -> list[int] | None:
+def _shorter(best: list[int], fails: Fails, budget: Bound) -> list[int] | None:
     """Cut the end off (everything after a cut becomes 0): binary search for the shortest."""
     lo, hi = 0, len(best)
     while lo < hi and budget.left():
@@ -93,7 +108,7 @@ def _shorter(best: list[int], fails: Fails, budget: _Budget) -> list[int] | None
     return best[:hi] if hi < len(best) else None
 
 
-def _fewer_points(best: list[int], fails: Fails, budget: _Budget) -> list[int] | None:
+def _fewer_points(best: list[int], fails: Fails, budget: Bound) -> list[int] | None:
     """Delete one choice point, moving the later ones earlier."""
     improved = False
     i = len(best) - 1
@@ -105,7 +120,22 @@ def _fewer_points(best: list[int], fails: Fails, budget: _Budget) -> list[int] |
     return best if improved else None
 
 
-def _fewer_preemptions(best: list[int], fails: Fails, budget: _Budget) -> list[int] | None:
+def _one_preemption(best: list[int], fails: Fails, budget: Bound) -> list[int] | None:
+    """Keep one preemption where it is, every other choice 0: one run for each, and a
+    failure that needs one preemption is most often shrunk by it at once."""
+    nonzero = [i for i, c in enumerate(best) if c]
+    if len(nonzero) < 2:
+        return None
+    for i in nonzero:
+        if not budget.left():
+            break
+        candidate = [0] * i + [best[i]]
+        if fails(candidate):
+            return candidate
+    return None
+
+
+def _fewer_preemptions(best: list[int], fails: Fails, budget: Bound) -> list[int] | None:
     """Zero each non-zero choice, last first."""
     improved = False
     for i in range(len(best) - 1, -1, -1):
@@ -118,14 +148,17 @@ def _fewer_preemptions(best: list[int], fails: Fails, budget: _Budget) -> list[i
     return best if improved else None
 
 
-def _moved_preemption(best: list[int], fails: Fails, budget: _Budget) -> list[int] | None:
+def _moved_preemption(best: list[int], fails: Fails, budget: Bound) -> list[int] | None:
     """Move a preemption elsewhere while dropping the others: finds schedules the local
     passes cannot reach because both changes are needed at once."""
     nonzero = [i for i, c in enumerate(best) if c]
     if len(nonzero) < 2:
         return None
-    for i in nonzero:
-        for j in range(len(best) + 8):
+    tried: set[tuple[int, ...]] = set()
+    # The last first, nearest first: the preemption a failure needs is most often the one
+    # closest before it, and needed close to where it was.
+    for i in reversed(nonzero):
+        for j in sorted(range(len(best) + 8), key=lambda j: abs(j - i)):
             if j == i or not budget.left():
                 continue
             candidate = [0 if k == i else c for k, c in enumerate(best)]
@@ -134,12 +167,16 @@ def _moved_preemption(best: list[int], fails: Fails, budget: _Budget) -> list[in
                 if k != i and k != j:
                     candidate[k] = 0
             candidate[j] = candidate[j] or best[i]
-            if sum(1 for c in candidate if c) < len(nonzero) and fails(candidate):
+            key = tuple(_trimmed(candidate))
+            if key in tried or _count(candidate) >= len(nonzero):
+                continue
+            tried.add(key)
+            if fails(candidate):
                 return candidate
     return None
 
 
-def _smaller_values(best: list[int], fails: Fails, budget: _Budget) -> list[int] | None:
+def _smaller_values(best: list[int], fails: Fails, budget: Bound) -> list[int] | None:
     """Lower each choice to the smallest value that still fails."""
     improved = False
     for i in range(len(best)):
@@ -153,32 +190,110 @@ def _smaller_values(best: list[int], fails: Fails, budget: _Budget) -> list[int]
     return best if improved else None
 
 
-def _preemptions(k: int) -> str:
+def plural_preemptions(k: int) -> str:
+    """``k`` preemption(s), in words."""
     return f"{k} preemption{'' if k == 1 else 's'}"
 
 
-def confirm_minimal(session: Session, fn: Callable[[], object], failure: Failure,
-                    choices: list[int], preemptions: int, *, max_runs: int,
-                    time_budget: float, stop: Stop = _never) -> tuple[list[int], str, int]:
-    """Search every schedule with fewer than ``preemptions`` preemptions (bounded DFS,
-    SCHED-39) for the same failure, again below each one found.  Returns the choices to
-    report (the one with the fewest preemptions found), what the searches showed, and the
-    runs they took."""
-    budget = _Budget(max_runs, time_budget, stop)
-    while preemptions > 0:
-        scheduler = DFSScheduler(max_preemptions=preemptions - 1)
-        found = None
-        while found is None and not scheduler.exhausted and budget.left():
-            budget.runs += 1
-            run = session.run(fn, scheduler, run_index=budget.runs)
-            if run.scheduler_error is not None:
-                break
-            if same_failure(failure, run.failure):
-                found = run
-        if found is None:
-            if scheduler.exhausted:
-                break
-            return choices, (f"{_preemptions(preemptions)}, none found with fewer in "
-                             f"{budget.runs} schedules"), budget.runs
-        choices, preemptions = _trimmed(found.choice_values), found.preemptions
-    return choices, f"minimal ({_preemptions(preemptions)})", budget.runs
+@dataclass
+class Proof:
+    """What the bounded searches below a shrunk failure showed (SCHED-78, SCHED-79).
+
+    ``choices`` and ``preemptions`` are the failing schedule to report (one the searches
+    found, or the one they were given); ``minimal`` whether no schedule with fewer
+    preemptions fails that way (every one searched); ``statement`` says so in words."""
+
+    choices: list[int]
+    preemptions: int
+    minimal: bool
+    statement: str
+
+
+class _Shape(ReplayScheduler):
+    """A lenient replay that notes, at each choice point, how many threads could run and
+    whether the current one was among them (a preemption is possible there)."""
+
+    def __init__(self, choices: list[int]) -> None:
+        super().__init__(choices, strict=False)
+        self.points: list[tuple[int, bool]] = []
+
+    def choose(self, point: Point, enabled: list[Point]) -> int:
+        self.points.append((len(enabled), any(p.thread == point.thread for p in enabled)))
+        return super().choose(point, enabled)
+
+
+def estimated_schedules(points: list[tuple[int, bool]], bound: int) -> float:
+    """How many schedules have at most ``bound`` preemptions, estimated from one run's
+    choice points (SCHED-79): every choice where the current thread cannot go on, times
+    the ways of placing up to ``bound`` preemptions at the points where it could."""
+    free = math.prod(n for n, current in points if not current)
+    preemptable = [n for n, current in points if current]
+    if not preemptable:
+        return float(free)
+    others = sum(preemptable) / len(preemptable) - 1
+    return free * sum(math.comb(len(preemptable), i) * others**i for i in range(bound + 1))
+
+
+def prove_minimal(session: Session, fn: Callable[[], object], failure: Failure,
+                  choices: list[int], preemptions: int, bound: Bound, *,
+                  within: str) -> Proof:
+    """Search every schedule with at most 0, 1, ... ``preemptions - 1`` preemptions, in
+    turn (bounded DFS, SCHED-35), for the same failure (SCHED-78): the first found has the
+    fewest there are; none found, ``choices`` has.  A search whose estimated time (at the
+    speed of this proof's runs, the first of which measures the shrunk run) does not fit in
+    what is left of ``bound`` is not started (SCHED-79); ``within`` names the bound in the
+    statement."""
+    if preemptions and not bound.left():
+        return Proof(choices, preemptions, False, _fewest_found(
+            within, preemptions, 0, 0, "was not started (no time was left)"))
+    shape = _Shape(choices)
+    started, runs_before = bound.clock(), bound.runs
+    if preemptions and bound.deadline is not None:
+        bound.runs += 1
+        session.run(fn, shape)
+    searched, scale = 0, 1.0  # scale: how far off the estimates were, by the last search
+    for below in range(preemptions):
+        made = bound.runs - runs_before
+        estimate = scale * estimated_schedules(shape.points, below) if shape.points else 0.0
+        seconds = estimate * (bound.clock() - started) / made if made else 0.0
+        if seconds > bound.seconds_left():
+            return Proof(choices, preemptions, False, _fewest_found(
+                within, preemptions, below, searched,
+                f"was skipped (about {estimate:,.0f} schedules, ~{seconds:,.1f} s)"))
+        found, runs, stopped = _search_below(session, fn, failure, below, bound)
+        if found is not None:
+            return Proof(_trimmed(found.choice_values), found.preemptions, True,
+                         f"minimal ({plural_preemptions(found.preemptions)})")
+        if stopped:
+            return Proof(choices, preemptions, False,
+                         _fewest_found(within, preemptions, below, searched, stopped))
+        searched += runs
+        if estimate:
+            scale = runs / estimate * scale
+    return Proof(choices, preemptions, True, f"minimal ({plural_preemptions(preemptions)})")
+
+
+def _search_below(session: Session, fn: Callable[[], object], failure: Failure, below: int,
+                  bound: Bound) -> tuple[Run | None, int, str]:
+    """Every schedule with at most ``below`` preemptions, within ``bound``: the first that
+    fails like ``failure``, the schedules run, and why the search stopped short ("" when
+    it was exhausted or found one)."""
+    scheduler = DFSScheduler(max_preemptions=below)
+    runs = 0
+    while not scheduler.exhausted and bound.left():
+        bound.runs += 1
+        runs += 1
+        run = session.run(fn, scheduler, run_index=runs)
+        if run.scheduler_error is not None:
+            return None, runs, f"stopped: {type(run.scheduler_error).__name__}"
+        if same_failure(failure, run.failure):
+            return run, runs, ""
+    return None, runs, "" if scheduler.exhausted else f"stopped after {runs} schedules"
+
+
+def _fewest_found(within: str, preemptions: int, below: int, searched: int, how: str) -> str:
+    """The statement of a proof that did not finish (SCHED-79)."""
+    done = (f"none fails with <= {plural_preemptions(below - 1)} ({searched} schedules searched); "
+            if below else "")
+    return (f"the fewest found within {within}: {plural_preemptions(preemptions)}; {done}the search "
+            f"of every schedule with <= {plural_preemptions(below)} {how}")

@@ -23,8 +23,11 @@ records accesses.
 from __future__ import annotations
 
 import _thread
+import asyncio
 import dis
+import logging
 import queue
+import sched
 import sys
 import threading
 import time
@@ -38,7 +41,6 @@ from coordkit.engine.accesses import (
     Frame,
     Pending,
     Site,
-    _user_code_cache,
     access_sites,
     call_locations,
     is_user_code,
@@ -46,6 +48,7 @@ from coordkit.engine.accesses import (
     seen_instructions,
     site_key,
 )
+from coordkit.engine.frames import is_traced_library
 from coordkit.engine.points import ANY, READ, WRITE, Effect, Step
 from coordkit.engine.races import format_stack
 from coordkit.engine.runtime import current_execution
@@ -53,7 +56,7 @@ from coordkit.engine.runtime import current_execution
 if TYPE_CHECKING:
     from coordkit.engine.runtime import Execution
 
-__all__ = ["SWITCHES", "Tracer", "is_user_code", "library_calls", "unavailable"]
+__all__ = ["SWITCHES", "Tracer", "is_traced", "is_user_code", "library_calls", "unavailable"]
 
 STACK_DEPTH = 3  # frames of the user's code kept for each side of a race
 
@@ -69,6 +72,8 @@ _stores_cache = CodeCache()
 def shared_stores(code: Any) -> dict[int, str]:
     """Offset a tracer sees -> what is written, for each store of ``code`` into shared state."""
     known: dict[int, str] | None = _stores_cache.get(id(code))
+    if known is None and not is_user_code(code):  # the stdlib's: no points (RACE-12)
+        known = _stores_cache.put(code, {})
     if known is None:
         known = _stores_cache.put(code, {
             offset: ins.argval if isinstance(ins.argval, str) else "[]"
@@ -100,6 +105,8 @@ def _stack(frame: Any) -> tuple[tuple[str, int, str], ...]:
         if is_user_code(code):
             out.append((code.co_filename, f.f_lineno, code.co_name))
         f = f.f_back
+    if not out and frame is not None:  # a thread running only the stdlib's code (RACE-12)
+        out.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
     return tuple(out)
 
 
@@ -108,29 +115,31 @@ def _access(ex: Execution, site: Site, frame: Any) -> None:
     depends on everything (SCHED-42).  Warn (once per site and run) when the site uses
     something the run does not control."""
     tracer = ex.tracer
-    named = Frame(frame, tracer.pending.loaded)
-    if site.kind in _ESCAPE_KINDS and site.site_key not in tracer.checked:
+    pending = tracer.pending
+    named = Frame(frame, pending.loaded)
+    if site.site_key not in tracer.checked and site.kind in _ESCAPE_KINDS:
         tracer.checked.add(site.site_key)
         escape = _escape(site, named)
         if escape is not None:
             stack = format_stack(_stack(frame))
             ex.warn(escape.format(where=stack[0] if stack else "?"))
-    found = locations(site, named, tracer.pending)
-    if found is UNNAMED:
+    found = locations(site, named, pending)
+    if not found:
+        if found is not UNNAMED:
+            return
         _depends_on_everything(ex, site)
-        guessed, tracer.pending.guessed = tracer.pending.guessed, []
+        guessed, pending.guessed = pending.guessed, []
         if guessed and ex.races is not None:  # race detection's only (RACE-11)
             stack = _stack(frame)
             for owner, field, keep, access in guessed:
                 ex.access(owner, field, keep, site._replace(access=access), stack, False)
         return
-    if not found:
-        return
     # Only a race report shows the stack; footprints alone do not need it.
     stack = _stack(frame) if ex.races is not None else ()
+    mine = site.access
     for owner, field, keep, access in found:
-        ex.access(owner, field, keep, site if access == site.access else
-                  site._replace(access=access), stack)
+        ex.access(owner, field, keep, site if access == mine else site._replace(access=access),
+                  stack)
 
 
 def library_call(ex: Execution, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -182,9 +191,57 @@ def library_calls(ex: Execution | None, thread: threading.Thread) -> Callable[[]
 
 
 def _traced(fn: Any) -> bool:
-    """``fn`` is the user's Python code: the tracer sees what it does."""
+    """``fn`` is the user's Python code: the tracer sees what it does.  (The stdlib's
+    traced code is seen only on the program's objects, RACE-12: its call is handed over.)"""
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     return code is not None and is_user_code(code)
+
+
+USER, LIBRARY = 1, 2
+_traced_cache = CodeCache()  # id(code) -> 0, USER or LIBRARY
+
+
+def is_traced(code: Any) -> int:
+    """``USER`` for the user's code, ``LIBRARY`` for the stdlib's that may be traced
+    (RACE-12: its frames on the program's objects, ``program_frame``; their accesses only,
+    no line or store points), else 0."""
+    known: int | None = _traced_cache.get(id(code))
+    if known is None:
+        known = _traced_cache.put(code, USER if is_user_code(code) else
+                                  LIBRARY if is_traced_library(code.co_filename, getattr(
+                                      code, "co_qualname", code.co_name)) else 0)
+    return known
+
+
+# The stdlib's objects whose methods' accesses are seen (RACE-12), and the attribute that
+# holds the lock their methods take: one made before the run is real, so the accesses
+# under it could not be ordered (RACE-13).  An event loop in a run is always coordkit's.
+_TRACED_CLASSES: dict[type, str | None] = {
+    asyncio.BaseEventLoop: None, logging.Handler: "lock", sched.scheduler: "_lock"}
+_TRACED_BASES = tuple(_TRACED_CLASSES)
+
+
+def program_frame(frame: Any) -> bool:
+    """A frame of the stdlib's traced code runs a method on the program's own object (an
+    event loop, a log handler or a scheduler made in the run), in a thread of the
+    program's, not one of coordkit's (a loop's canceller, RACE-12)."""
+    code = frame.f_code
+    if not code.co_argcount:
+        return False
+    receiver = frame.f_locals.get(code.co_varnames[0])
+    if not isinstance(receiver, _TRACED_BASES):
+        return False
+    for kind, lock in _TRACED_CLASSES.items():
+        if isinstance(receiver, kind):
+            held = None if lock is None else getattr(receiver, "__dict__", {}).get(lock)
+            if isinstance(held, _REAL_SYNC):
+                return False
+            break
+    ex = current_execution()
+    task = None if ex is None else ex.current
+    # (Not cause.is_coordkits: a thread whose target is the loop's run_forever is the
+    # program's, though that method is coordkit's.)
+    return task is None or not getattr(task.target, "_ck_helper", False)
 
 
 def _depends_on_everything(ex: Execution, site: Site) -> None:
@@ -221,8 +278,11 @@ _ESCAPE_KINDS = frozenset({"global", "attr", "method", "with"})
 
 def _escape(site: Site, frame: Frame) -> str | None:
     """A warning template (with ``{where}``) when ``site`` uses a real clock or a real
-    synchronisation object, or None."""
+    synchronisation object, or None.  Only the user's code is warned about: the stdlib's
+    own module locks (logging's ``_lock``) are none of the program's (RACE-12)."""
     if site.access != READ or site.kind not in ("global", "attr", "method", "with"):
+        return None
+    if not is_user_code(frame.frame.f_code):
         return None
     if site.kind in ("method", "with"):
         owner = frame.value(site.owner)
@@ -350,12 +410,25 @@ if sys.version_info >= (3, 12):
             _instrumented[id(code)] = code
             sys.monitoring.set_local_events(_TOOL_ID, code, sys.monitoring.events.INSTRUCTION)
 
+    # id(frame) -> program_frame(frame), for the stdlib's traced frames: decided at the
+    # frame's start, which comes before any of its instructions, so a frame reusing a dead
+    # one's address overwrites its entry first (RACE-12).
+    _program_frames: dict[int, bool] = {}
+
     def _start_event(code: Any, offset: int) -> Any:
-        if not is_user_code(code):
+        traced = is_traced(code)
+        if not traced:
             return sys.monitoring.DISABLE
         ex = current_execution()
-        if ex is not None and ex.tracer is not None:
-            _instrument(code, ex.tracer)
+        if ex is None or ex.tracer is None:
+            return None
+        if traced == LIBRARY:
+            frame = sys._getframe(1)
+            if not program_frame(frame):  # (not instrumented until a program's frame runs it)
+                _program_frames[id(frame)] = False
+                return None
+            _program_frames[id(frame)] = True
+        _instrument(code, ex.tracer)
         return None
 
     def _line_event(code: Any, line: int) -> Any:
@@ -372,8 +445,12 @@ if sys.version_info >= (3, 12):
         ex = current_execution()
         if ex is None or ex.tracer is None:
             return None
+        frame = sys._getframe(1)
+        if (_traced_cache.get(id(code)) == LIBRARY and offset in access_sites(code)
+                and not _program_frames.get(id(frame), False)):
+            return None  # (another frame of this code may be the program's: RACE-12)
         try:
-            if not ex.tracer.instruction(ex, code, offset, sys._getframe(1)):
+            if not ex.tracer.instruction(ex, code, offset, frame):
                 return sys.monitoring.DISABLE
         except RecursionError:  # (no room: nothing called here, see Tracer.unseen)
             task = ex.current
@@ -418,6 +495,7 @@ if sys.version_info >= (3, 12):
             return
         mon = sys.monitoring
         mon.set_events(_TOOL_ID, 0)
+        _program_frames.clear()
         while _instrumented:
             mon.set_local_events(_TOOL_ID, _instrumented.popitem()[1], 0)
         for event in (mon.events.LINE, mon.events.PY_START, mon.events.INSTRUCTION):
@@ -448,22 +526,24 @@ else:
         return trace
 
     def _global_trace(frame: Any, event: str, arg: Any) -> Any:
-        """Every call of the traced thread comes here: is_user_code's lookup is inlined."""
+        """Every call of the traced thread comes here: is_traced's lookup is inlined."""
         code = frame.f_code
-        user = _user_code_cache.get(id(code))
-        if user is None:
-            user = is_user_code(code)
-        if event != "call" or not user:
+        traced = _traced_cache.get(id(code))
+        if traced is None:
+            traced = is_traced(code)
+        if event != "call" or not traced:
             return None
         ex = current_execution()
         if ex is None or ex.tracer is None:
             return None
         tracer = ex.tracer
         offsets = tracer.offsets(frame.f_code)
-        frame.f_trace_lines = tracer.lines
+        if traced == LIBRARY and (not offsets or not program_frame(frame)):
+            return None
+        lines = frame.f_trace_lines = tracer.lines and traced == USER
         if offsets:
             frame.f_trace_opcodes = True
-        elif not tracer.lines:
+        elif not lines:
             return None
         return _local_trace(ex, tracer, offsets)
 

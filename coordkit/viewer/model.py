@@ -48,7 +48,10 @@ def pane(events: Sequence[Any], thread_names: Sequence[str], *, failure: str | N
     pending_calls: list[str] = []
     for e in events:
         if e.kind == "call":
-            pending_calls.append(e.target)
+            if rows and rows[-1]["step"] == e.step and rows[-1]["tid"] == e.tid:
+                rows[-1]["calls"].append(e.target)  # what the step it came in does
+            else:
+                pending_calls.append(e.target)  # an operation its thread's next step begins
         elif not is_step(e):
             # A wait, or the return that ends one (TRACE-7): a note on the step it came in.
             if rows:

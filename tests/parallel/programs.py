@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 
 
 def lost_update() -> None:
@@ -69,3 +70,8 @@ def dies_once(marker: str) -> None:
 def fails_only_in_a_worker() -> None:
     """Fails in any process but the one named by COORDKIT_TEST_PARENT: not deterministic."""
     assert os.environ.get("COORDKIT_TEST_PARENT") == str(os.getpid()), "in a worker"
+
+
+def call(fn: Callable[[], object]) -> None:
+    """Runs ``fn``: a worker that unpickles it must import ``fn``'s module too."""
+    fn()

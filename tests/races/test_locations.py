@@ -206,3 +206,58 @@ def test_an_access_behind_extended_arg_is_seen():
     box = Box()
     races = _races(_in_two_threads(lambda: namespace["bump"](box), lambda: namespace["bump"](box)))
     assert "attribute Box.a299" in {r.location for r in races}
+
+
+def test_a_method_the_program_replaces_is_looked_up_again():
+    # RACE-10: a call is named by what it calls when it is made.  The tracer remembers the
+    # lookups of builtin classes and of coordkit's own only: a program's class may change
+    # while it runs (here from Python code, which touches nothing, to heapq's C code).
+    import heapq
+
+    class Heap:
+        def push(self, items, item):
+            return None
+
+    def program():
+        heap, items = Heap(), []
+        heap.push(items, 0)  # looked up while ``push`` is the Python method
+        Heap.push = staticmethod(heapq.heappush)
+        _in_two_threads(lambda: heap.push(items, 1), lambda: heap.push(items, 2))()
+
+    races = _races(program)
+    assert any(r.location.startswith("list") for r in races), races
+
+
+def test_what_the_detector_knew_of_an_object_dies_with_it():
+    # RACE-14: an object's attributes are kept under its ``__dict__``'s id; when the object
+    # dies, that shadow goes too (a later object's ``__dict__`` may get the same id)
+    from coordkit.engine.accesses import Site
+    from coordkit.engine.points import WRITE
+    from coordkit.engine.races import RaceDetector
+
+    class Thing:
+        pass
+
+    detector = RaceDetector()
+    detector.spawn(None, 0)
+    thing = Thing()
+    site = Site("attr", WRITE, "x", None, None, 1, 0)
+    detector.access(0, id(vars(thing)), "x", thing, WRITE, "T0", site, ())
+    detector.access(0, id(thing), "<any>", thing, WRITE, "T0", site, ())  # (a guessed C call)
+    assert len(detector._shadow) == 2
+    del thing
+    assert not detector._shadow and not detector._alive
+
+
+def test_a_truth_test_of_a_value_made_plain_there_is_no_site():
+    # RACE-15: the truth of a comparison's result touches nothing, so it is not traced; a
+    # local's truth still asks the object (a container's size: SCHED-58)
+    def f(a, b):
+        if a == b:
+            return 1
+        if a:
+            return 2
+        return 3
+
+    operands = [s for s in access_sites(f.__code__).values() if s.kind == "operand"]
+    assert len(operands) == 1 and operands[0].owner == ("fast", "a"), operands

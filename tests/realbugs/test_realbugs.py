@@ -13,9 +13,12 @@ import pytest
 import coordkit
 from tests.realbugs.ccalls import C_CALL_BUGS
 from tests.realbugs.programs import REAL_BUGS
+from tests.realbugs.stdlib import STDLIB_BUGS
 from tests.sched.programs import needs_switching
 
-BUGS = REAL_BUGS + C_CALL_BUGS  # C_CALL_BUGS: races made inside C calls (RACE-10)
+# C_CALL_BUGS: races made inside C calls (RACE-10); STDLIB_BUGS: inside the stdlib's
+# Python code (RACE-12)
+BUGS = REAL_BUGS + C_CALL_BUGS + STDLIB_BUGS
 
 IDS = [bug.id for bug in BUGS]
 
@@ -42,7 +45,8 @@ def test_the_fixed_version_is_clean(bug):
 
 def test_the_set_covers_the_styles_that_matter():
     styles = {bug.style for bug in BUGS}
-    assert len(REAL_BUGS) >= 16 and len(C_CALL_BUGS) >= 10
+    assert len(REAL_BUGS) >= 16 and len(C_CALL_BUGS) >= 10 and len(STDLIB_BUGS) >= 4
     assert {"heap shared", "check-then-pop", "generator shared"} <= styles
+    assert {"loop flag", "handler state"} <= styles
     assert {"check-then-act", "lazy init", "counter", "stop flag", "mutated while iterated",
             "join then read", "shutdown vs work", "double shutdown"} <= styles

@@ -33,7 +33,8 @@ def tasks_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
 
 def test_the_pane_has_a_lane_per_task_marked_where_it_runs(tasks_page):
     """AIO-46: the lanes are the tasks a loop step runs, in creation order, named with
-    their coroutines; each row lists the lanes of the tasks it runs."""
+    their coroutines; each row lists the lanes of the tasks it runs: the loop's step that
+    runs them, where the note was made (a note of what a step does belongs to that step)."""
     _, report = tasks_page
     data = pane(report.events, report.thread_names, failure="x", trace=None,
                 task_names=report.task_names)
@@ -41,6 +42,9 @@ def test_the_pane_has_a_lane_per_task_marked_where_it_runs(tasks_page):
     assert any(0 in row["tasks"] for row in data["rows"])
     assert any(1 in row["tasks"] for row in data["rows"])
     assert all(row["tasks"] == [] for row in data["rows"] if row["tid"] != 0)  # loop thread
+    # On the loop step that runs the task, not on the step after it.
+    assert all(row["op"].startswith("loop ") for row in data["rows"] if row["tasks"]), \
+        [(row["op"], row["tasks"]) for row in data["rows"]]
     threads_only = pane(report.events, report.thread_names, failure=None, trace=None)
     assert threads_only["tasks"] == []
 

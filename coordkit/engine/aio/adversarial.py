@@ -75,7 +75,7 @@ class Reorder:
                 ready.insert(self._window - 1, ready.popleft())
                 self._moved += 1
                 if ex.recorder is not None and ex.recorder.rows:
-                    ex.note("puts next:", self._describe(ready[0]))
+                    ex.note("puts next:", self._describe(ready[0]), in_step=True)
                 ex.point("reorder", self._loop._ck_label)
             self._idle.park(ex, f"{self._label}: not offered")
 

@@ -137,5 +137,5 @@ class Canceller:
                 continue
             ex.deviations.append(f"cancelled {what}")
             if ex.recorder is not None and ex.recorder.rows:
-                ex.note(f"cancels {what}:", task.get_name())
+                ex.note(f"cancels {what}:", task.get_name(), in_step=True)
             task.cancel()

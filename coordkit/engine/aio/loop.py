@@ -139,7 +139,11 @@ class RunningLoops:
     @staticmethod
     def _switched(event: str, args: Any) -> None:
         if event == "switch" or event == "throw":
-            _set_running_loop(getattr(args[1], "_ck_loop", None))
+            # Running once asyncio says so (``_thread_id`` is set just before it sets the
+            # running loop): a switch inside run_forever's own checks, before that, comes
+            # back to a thread running no loop yet (a racing site there, RACE-12).
+            loop = getattr(args[1], "_ck_loop", None)
+            _set_running_loop(loop if loop is not None and loop._thread_id is not None else None)
 
 
 # What a loop does with real I/O (sockets, pipes, subprocesses, signals): not modelled.
@@ -343,7 +347,7 @@ class ControlledLoop(asyncio.BaseEventLoop):
         ready = self._ready
         if ex.recorder is not None and ex.recorder.rows:
             for handle in list(ready):
-                ex.note("runs", _Shown(handle))
+                ex.note("runs", _Shown(handle), in_step=True)
         reorder, count = self._reorder, len(ready)
         for i in range(count):
             if reorder is not None:
@@ -459,13 +463,14 @@ class ControlledLoop(asyncio.BaseEventLoop):
             upcoming = self._upcoming()
             ex.pass_time(upcoming._when - MONOTONIC_ORIGIN)
             if ex.recorder is not None and ex.recorder.rows:
-                ex.note(f"is early: at t={ex.clock.now:g} a timer is due,", _Shown(upcoming))
+                ex.note(f"is early: at t={ex.clock.now:g} a timer is due,", _Shown(upcoming),
+                        in_step=True)
             return
         moved = self._pop_due()
         at = [i for i, handle in enumerate(moved) if handle._when == twins and not handle._cancelled]
         moved[at[0]:at[-1] + 1] = moved[at[0]:at[-1] + 1][::-1]
         if ex.recorder is not None and ex.recorder.rows:
-            ex.note("fires first of the timers due together:", _Shown(moved[at[0]]))
+            ex.note("fires first of the timers due together:", _Shown(moved[at[0]]), in_step=True)
         self._ready.extend(moved)
 
     def _move_due_timers(self) -> None:

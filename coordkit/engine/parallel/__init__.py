@@ -5,8 +5,10 @@ search learned before the run's epoch (PAR-2), so schedule ``i`` is the same run
 whichever process runs it.  ``search_indexed`` is the one path for those strategies:
 with no workers (or one) it runs the indices here in order; with ``workers=N`` it hands
 each epoch's indices to N processes as units and merges their summaries in index order,
-so the result is the sequential search's (PAR-3).  Work units, not processes, are the
-interface: DPOR subtrees and a Dask backend are further kinds of unit and pool.
+so the result is the sequential search's (PAR-3).  With ``cluster=`` (a Dask client) the
+same units go to a Dask cluster: the pool and the cluster are two executors behind one
+interface (``executor.Executor``), and the units, the merge and the lowest-index rule
+are the same for both (PAR-10).
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ import pickle
 import sys
 from typing import Any
 
+from coordkit.engine.parallel.executor import Executor
 from coordkit.engine.parallel.units import Learned, Summary, Unit, epoch_end, resume, sendable_options
 from coordkit.engine.run import Run, Session
 from coordkit.engine.schedulers import Scheduler
 from coordkit.engine.schedulers.base import starts_epoch
 from coordkit.sync import real_monotonic
 
-__all__ = ["check_sendable", "check_workers", "search_indexed"]
+__all__ = ["check_cluster", "check_sendable", "check_workers", "connect", "search_indexed"]
 
 # How many units each worker gets per epoch: more balance the load, fewer cost less.
 _UNITS_PER_WORKER = 4
@@ -36,6 +39,35 @@ def check_workers(workers: Any) -> int | None:
     if workers < 1:
         raise ValueError(f"workers must be a positive int or None, got {workers!r}")
     return workers
+
+
+def check_cluster(cluster: Any, workers: int | None) -> Any:
+    """``cluster`` as a ``distributed.Client``, or None (PAR-11).  Dask is not imported
+    here: a program that made a Client has imported it already."""
+    if cluster is None:
+        return None
+    distributed = sys.modules.get("distributed")
+    if distributed is None or not isinstance(cluster, distributed.Client):
+        raise TypeError(
+            f"cluster must be a dask.distributed Client or None, got {cluster!r}: connect one "
+            "with `from dask.distributed import Client; client = Client('tcp://scheduler:8786')` "
+            "(pip install 'coordkit[dask]')")
+    if workers is not None:
+        raise ValueError(f"workers={workers} and cluster= were both given: the cluster's "
+                         "workers run the schedules; leave workers unset")
+    return cluster
+
+
+def connect(address: str, timeout: float = 30.0) -> Any:
+    """A ``distributed.Client`` of the scheduler at ``address`` (PAR-12): an ImportError
+    saying what to install when Dask is not installed, an OSError when no scheduler
+    answers there within ``timeout`` seconds."""
+    try:
+        from distributed import Client
+    except ImportError as exc:
+        raise ImportError(f"a Dask scheduler address needs dask.distributed ({exc}): "
+                          "pip install 'coordkit[dask]'") from None
+    return Client(address, timeout=timeout)
 
 
 def check_sendable(name: str, fn: Any) -> None:
@@ -57,20 +89,28 @@ def check_sendable(name: str, fn: Any) -> None:
 
 
 def search_indexed(search: Any, session: Session, scheduler: Scheduler, *,
-                   workers: int | None) -> Run | None:
+                   workers: int | None, cluster: Any = None) -> Run | None:
     """Run ``search``'s schedules by index until one fails or a budget is spent: the
-    failing run (the lowest index that fails), or None (PAR-2, PAR-3)."""
+    failing run (the lowest index that fails), or None (PAR-2, PAR-3, PAR-10)."""
     auto = session.learning
     session.learning = False  # what runs teach takes effect at epochs (PAR-2)
-    if workers is None or workers == 1:
+    if cluster is None and (workers is None or workers == 1):
         return _here(search, session, scheduler, auto)
-    from coordkit.engine.parallel.pool import Pool
-
-    with Pool(workers) as pool:
+    with _executor(search, workers, cluster) as executor:
         try:
-            return _in_workers(search, session, scheduler, pool, auto)
+            return _in_workers(search, session, scheduler, executor, auto)
         finally:
-            search.warnings.extend(w for w in pool.warnings if w not in search.warnings)
+            search.warnings.extend(w for w in executor.warnings if w not in search.warnings)
+
+
+def _executor(search: Any, workers: int | None, cluster: Any) -> Executor:
+    if cluster is None:
+        from coordkit.engine.parallel.pool import Pool
+
+        return Pool(workers or 1)
+    from coordkit.engine.parallel.cluster import Cluster
+
+    return Cluster(cluster, (search.fn, search.options.invariant))
 
 
 def _here(search: Any, session: Session, scheduler: Scheduler, auto: bool) -> Run | None:
@@ -93,7 +133,7 @@ def _here(search: Any, session: Session, scheduler: Scheduler, auto: bool) -> Ru
     return None
 
 
-def _in_workers(search: Any, session: Session, scheduler: Scheduler, pool: Any,
+def _in_workers(search: Any, session: Session, scheduler: Scheduler, pool: Executor,
                 auto: bool) -> Run | None:
     learned = Learned(racing=session.racing)
     options = sendable_options(search.options)

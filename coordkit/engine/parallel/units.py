@@ -8,14 +8,19 @@ the parent merges, in index order, exactly as it would count the run itself.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from coordkit import sync
 from coordkit.engine.races import Race
-from coordkit.engine.run import Run, RunOptions
+from coordkit.engine.run import Run, RunOptions, Session
 from coordkit.engine.schedulers import PCTScheduler, Scheduler
 
-__all__ = ["Learned", "Summary", "Unit", "epoch_end", "resume"]
+__all__ = ["NEVER", "Learned", "Summary", "Unit", "epoch_end", "resume", "run_unit"]
+
+# No failure found yet: the stop index workers compare their next schedule with.
+NEVER = 2**62
 
 
 def epoch_end(run_index: int) -> int:
@@ -89,3 +94,23 @@ def sendable_options(options: RunOptions) -> dict[str, Any]:
     """``options`` as a worker rebuilds them (its own caller thread; racing per unit)."""
     return {f.name: getattr(options, f.name) for f in dataclasses.fields(options)
             if f.name not in ("caller_thread", "racing")}
+
+
+def run_unit(unit: Unit, stop_above: Callable[[], int]) -> list[Summary]:
+    """In a worker: run the unit's schedules in order, up to the first that fails, the
+    lowest failing index any worker has found (``stop_above()``), or the time left (PAR-3)."""
+    scheduler = unit.scheduler
+    resume(scheduler, unit.learned)
+    deadline = None if unit.time_left is None else sync.real_monotonic() + unit.time_left
+    summaries: list[Summary] = []
+    with Session(unit.run_options(), quiet=True) as session:
+        session.learning = False  # what runs teach takes effect at epochs (PAR-2)
+        for index in range(unit.start, unit.stop):
+            if index > stop_above() or (deadline is not None and sync.real_monotonic() >= deadline):
+                break
+            detected = session.detected_runs
+            run = session.run(unit.fn, scheduler, run_index=index)
+            summaries.append(Summary.of(index, run, session.detected_runs - detected))
+            if run.failure is not None:
+                break
+    return summaries
