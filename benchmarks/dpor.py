@@ -8,8 +8,10 @@ whether the two reached the same set of outcomes (final state, failure kind); an
 what a plain run of the program costs (random schedules, no footprints, no DPOR),
 times the classes: the floor under any exhaustive search that runs the program once
 per class, whatever its reduction.  Then
-the time unbounded ``dfs`` takes to find a 3x3 lost update.  A search that does not
-finish within ``--budget`` seconds is printed as such.
+the time unbounded ``dfs`` takes to find a 3x3 lost update, and the schedules the bounded
+search needs on the demo's fixed version within one preemption (unreduced and reduced).
+A search that does not finish within ``--budget`` seconds is printed as such (its classes
+as ``>= N``: those its unbounded level ran).
 
 Where valgrind is installed, a second table counts instructions (callgrind, in a child
 process of this script): per plain run, and per DPOR schedule over the search's first
@@ -52,9 +54,48 @@ def locked_counter(nthreads: int, increments: int) -> Callable[[], None]:
 
 
 def one_slot_buffer() -> None:
-    """Two producers and two consumers over a one-slot buffer (the test suite's),
-    recording the order the consumers got the items in."""
+    """Two producers and two consumers moving one item each over a one-slot buffer (the
+    test suite's), recording the order the consumers got the items in."""
     SEEN.add(programs.one_slot_buffer())
+
+
+def buffer(producers: int, consumers: int, items: int) -> Callable[[], None]:
+    """``producers`` threads put ``items`` items each into a one-slot buffer guarded by one
+    Condition (while-loop waits, ``notify_all``), ``consumers`` threads take them (the
+    items split evenly), recording the order they were taken in.  Issue 33's 2P/2C buffer
+    is ``buffer(2, 2, 2)``."""
+
+    def program() -> None:
+        cond = threading.Condition()
+        slot: list[tuple[int, int]] = []
+        got: list[tuple[int, int]] = []
+
+        def produce(i: int) -> None:
+            for k in range(items):
+                with cond:
+                    while slot:
+                        cond.wait()
+                    slot.append((i, k))
+                    cond.notify_all()
+
+        def consume() -> None:
+            for _ in range(producers * items // consumers):
+                with cond:
+                    while not slot:
+                        cond.wait()
+                    got.append(slot.pop())
+                    cond.notify_all()
+
+        threads = [threading.Thread(target=produce, args=(i,)) for i in range(producers)]
+        threads += [threading.Thread(target=consume) for _ in range(consumers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(got) == sorted((i, k) for i in range(producers) for k in range(items))
+        SEEN.add(tuple(got))
+
+    return program
 
 
 def lost_update_3x3() -> None:
@@ -74,7 +115,8 @@ def lost_update_3x3() -> None:
 
 
 def search(fn: Callable[[], None], strategy, granularity: str, budget: float):
-    """(schedules, classes or None, (wall, CPU) seconds, outcomes, exhausted)."""
+    """(schedules, classes or None, (wall, CPU) seconds, outcomes, exhausted).  Classes
+    of a search not exhausted are those its unbounded level has run so far, as ``>= N``."""
     SEEN.clear()
     started, cpu = time.perf_counter(), time.process_time()
     result = coordkit.explore(fn, strategy=strategy, max_schedules=10_000_000,
@@ -83,6 +125,8 @@ def search(fn: Callable[[], None], strategy, granularity: str, budget: float):
     classes = None
     if result.coverage and "equivalence classes" in result.coverage:
         classes = int(result.coverage.split("(")[1].split()[0])
+    elif not result.exhausted and strategy.sleep_sets and strategy.bound is None:
+        classes = f">= {strategy.classes:,}"
     outcomes = set(SEEN)
     if result.failure is not None:
         outcomes.add(("failed", str(result.failure.kind)))
@@ -100,7 +144,7 @@ def row(name: str, fn: Callable[[], None], granularity: str, budget: float) -> s
     equal = "yes" if full[4] and reduced[4] and full[3] == reduced[3] else (
         "n/a" if not (full[4] and reduced[4]) else "NO")
     per_run = 1000 * reduced[2][1] / max(reduced[0], 1)
-    floor = plain * (reduced[1] or reduced[0]) / 1000
+    floor = plain * (reduced[1] if isinstance(reduced[1], int) else reduced[0]) / 1000
     return (f"| {name} | {granularity} | {runs(full)} | {runs(reduced)} | "
             f"{reduced[1] if reduced[1] is not None else '-'} | {full[2][0]:.2f} | "
             f"{reduced[2][0]:.2f} ({reduced[2][1]:.2f}) | {per_run:.2f} | {plain:.2f} | "
@@ -129,11 +173,29 @@ def time_to_find(budget: float) -> str:
             f"{result.failure.schedules_run} schedules")
 
 
+def bounded(budget: float) -> str:
+    """The schedules ``max_preemptions=1`` runs on the demo's fixed version: the bounded
+    search (``DFSScheduler(1)``, what ``strategy="dfs", max_preemptions=1`` and shrinking
+    use: unreduced) against the reduced one (``reduce_bound=True``, SCHED-71)."""
+    from coordkit import _demo
+
+    out = []
+    for name, scheduler in (("unreduced", coordkit.DFSScheduler(1)),
+                            ("reduce_bound", coordkit.DFSScheduler(1, reduce_bound=True))):
+        cpu = time.process_time()
+        result = coordkit.explore(_demo.shutdown_fixed, strategy=scheduler,
+                                  max_schedules=1_000_000, time_budget=budget, shrink=False)
+        done = "" if result.exhausted else f" (not done in {budget:g}s)"
+        out.append(f"{name} {result.schedules_run:,}{done} in {time.process_time() - cpu:.2f}s cpu")
+    return "demo's fixed version within 1 preemption: " + ", ".join(out)
+
+
 CASES = [
     ("2x2 locked counter", locked_counter(2, 2), "line"),
     ("3x3 locked counter", locked_counter(3, 3), "line"),
     ("3x3 locked counter", locked_counter(3, 3), "sync"),
-    ("2P/2C one-slot Condition buffer", one_slot_buffer, "sync"),
+    ("2P/2C one-slot Condition buffer, 1 item each", one_slot_buffer, "sync"),
+    ("2P/2C one-slot Condition buffer, 2 items each (issue 33)", buffer(2, 2, 2), "sync"),
 ]
 
 
@@ -201,13 +263,14 @@ def main() -> None:
         return
     print(f"Python {sys.version.split()[0]}; seconds are wall clock (CPU in parentheses: the "
           "machine may be shared)")
-    print("| program | granularity | schedules unreduced | schedules DPOR | classes | "
+    print("| program | granularity | schedules unreduced | schedules DPOR | classes (DPOR) | "
           "s unreduced | s DPOR (cpu) | cpu ms per DPOR schedule | cpu ms per plain run | "
           "DPOR / plain | floor s (classes x plain run) | outcomes equal |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, fn, granularity in CASES:
         print(row(name, fn, granularity, args.budget), flush=True)
     print(time_to_find(args.budget))
+    print(bounded(args.budget))
     if not args.no_instructions:
         instruction_table(args.runs)
 

@@ -65,6 +65,10 @@ class HappensBefore:
         self.clock: list[list[int]] = []
         self.stutter: list[bool] = []
         self.races: list[tuple[int, int]] = []
+        # Whether a step that only lets another proceed is spared racing with it
+        # (SCHED-32, SCHED-47): not in a bounded search, which has no stutter repeats
+        # to make up for it (SCHED-71).
+        self.proceeding = True
         self._n = 0  # threads a clock has room for
         # What analysing the next step reads, and how to take each step back: the
         # changes a step made, as (container, key, value before) (_MISSING: no key).
@@ -156,7 +160,8 @@ class HappensBefore:
         if find_races:
             start = len(self.races)
             candidates = {i for i in deps - enablers if not self.stutter[i]}
-            let_proceed, as_stutter = self._let_proceed(step, footprint, candidates, last_t)
+            let_proceed, as_stutter = self._let_proceed(
+                step, footprint, candidates, last_t) if self.proceeding else (_NONE, _NONE)
             if let_proceed:
                 candidates -= let_proceed
                 # Ordered as the stutter would have been: after its thread's previous

@@ -2,8 +2,9 @@
 set of outcomes a search reaches.
 
 ``Enumerate`` tries every choice at every choice point (no sleep sets, no
-partial-order reduction, no bound): its own few lines, so that a bug in the reduced
-search cannot hide in a shared plain mode.  ``outcomes`` runs a program under a
+partial-order reduction; with ``max_preemptions=k``, every choice that keeps the run
+within ``k`` preemptions: SCHED-71's oracle): its own few lines, so that a bug in the
+reduced search cannot hide in a shared plain mode.  ``outcomes`` runs a program under a
 scheduler until the scheduler is exhausted and returns the set of outcomes: for a
 run that passed, what the program reported (``report(value)``); for one that
 failed, the failure kind and exception type.
@@ -28,36 +29,44 @@ def report(value: Any) -> None:
 
 
 class Enumerate(Scheduler):
-    """Every choice at every choice point: the unreduced search."""
+    """Every choice at every choice point: the unreduced search; with ``max_preemptions``,
+    every choice within that many preemptions (a choice other than the default, index 0,
+    while the running thread could go on, is one)."""
 
     name = "enumerate"
 
-    def __init__(self) -> None:
+    def __init__(self, max_preemptions: int | None = None) -> None:
+        self.max_preemptions = max_preemptions
         self._prefix: list[int] = []
-        self._seen: list[tuple[int, int]] = []
+        # Per choice point of the run: (choices, the one made, preemptions before it,
+        # whether a choice other than the default is a preemption).
+        self._seen: list[tuple[int, int, int, bool]] = []
         self._k = 0
+        self._preemptions = 0
         self.done = False
 
     def begin(self, run_index: int) -> None:
         self._k = 0
         self._seen = []
+        self._preemptions = 0
 
     def choose(self, point: Point, enabled: list[Point]) -> int:
         k = self._k
         self._k += 1
         idx = self._prefix[k] if k < len(self._prefix) else 0
-        self._seen.append((len(enabled), idx))
+        preempts = any(p.thread == point.thread for p in enabled)
+        self._seen.append((len(enabled), idx, self._preemptions, preempts))
+        self._preemptions += bool(idx) and preempts
         return idx
 
     def end(self, run: Any) -> None:
-        seen = self._seen
-        while seen and seen[-1][1] + 1 >= seen[-1][0]:
-            seen.pop()
-        if not seen:
-            self.done = True
-            return
-        _, last = seen.pop()
-        self._prefix = [c for _, c in seen] + [last + 1]
+        seen, bound = self._seen, self.max_preemptions
+        while seen:
+            n, last, before, preempts = seen.pop()
+            if last + 1 < n and (bound is None or before + preempts <= bound):
+                self._prefix = [c for _, c, _, _ in seen] + [last + 1]
+                return
+        self.done = True
 
     @property
     def exhausted(self) -> bool:

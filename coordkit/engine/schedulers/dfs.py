@@ -11,9 +11,13 @@ not yet explored, and goes on with default choices; ``end`` picks the next.
   schedule of every equivalence class of interleavings (SCHED-33).  It searches
   bound 0, 1, 2 first, so shallow bugs come first (SCHED-34).
 * **Bounded** (``max_preemptions=k``): every schedule with at most ``k``
-  preemptions, without reduction: a reduction that keeps one schedule per class
-  may keep one over the bound and drop the class (Coons et al., 2013), so a bound
-  is searched in full (SCHED-35).
+  preemptions, unreduced (SCHED-35); with ``reduce_bound=True``, up to the order of
+  non-conflicting steps: bounded partial-order reduction (BPOR, Coons, Musuvathi and
+  McKinley, OOPSLA 2013).  A reduction that keeps
+  one schedule per class may keep one over the bound and drop the class; BPOR makes up
+  for it by trying each race's thread also at the choice point where the block of
+  steps holding the race's first step began, where the switch costs no preemption
+  more than the one the run made there; no sleep sets (SCHED-35, SCHED-71).
 """
 
 from __future__ import annotations
@@ -141,26 +145,37 @@ class DFSScheduler(Scheduler):
     with at most ``max_preemptions`` preemptions.
 
     ``sleep_sets=False`` turns the reduction off: every choice at every choice point
-    (an unreduced search, as a test oracle).  ``exhausted`` is True once the space is
-    covered; ``coverage(granularity)`` says what that space was.
+    (an unreduced search, as a test oracle).  ``reduce_bound=True`` reduces a bounded
+    search too (BPOR, SCHED-71): fewer schedules, each recording its footprints.
+    ``exhausted`` is True once the space is covered; ``coverage(granularity)`` says what
+    that space was.
     """
 
     name = "dfs"
 
-    def __init__(self, max_preemptions: int | None = 2, sleep_sets: bool = True) -> None:
+    def __init__(self, max_preemptions: int | None = 2, sleep_sets: bool = True,
+                 reduce_bound: bool = False) -> None:
         check_int("max_preemptions", max_preemptions, 0, allow_none=True)
         check_flag("sleep_sets", sleep_sets)
+        check_flag("reduce_bound", reduce_bound)
         self.max_preemptions = max_preemptions
         self.sleep_sets = sleep_sets
-        self._reduce = sleep_sets and max_preemptions is None
+        self.reduce_bound = reduce_bound
+        # Backtrack sets from races (DPOR); under a bound only when asked (SCHED-71).
+        self._reduce = sleep_sets and (max_preemptions is None or reduce_bound)
+        # Sleep sets, and the stutter's repeat (SCHED-32), only where no bound applies
+        # but the iterative ones: a schedule they prune may be the only one of its class
+        # within the bound (SCHED-71).
+        self._sleep = sleep_sets and max_preemptions is None
         self._bounds: list[int | None] = (
-            [*ITERATIVE_BOUNDS, None] if self._reduce else [max_preemptions])
+            [*ITERATIVE_BOUNDS, None] if self._sleep else [max_preemptions])
         self._level = 0
         self._path: list[_Node] = []
         self._depth = 0
         self._preemptions = 0
         self._history: Sequence[Step] = ()
         self._hb = HappensBefore()  # of the last run analysed, reanalysed from _fresh
+        self._hb.proceeding = max_preemptions is None
         self._known: Sequence[Step] = ()  # the steps the current run repeats
         self._indices: list[int] = []  # the index chosen at each node of the path
         self._waits = _Waits()
@@ -191,8 +206,9 @@ class DFSScheduler(Scheduler):
         if not self._exhausted:
             return None
         if self.max_preemptions is not None:
+            reduced = ", up to the order of non-conflicting steps" if self._reduce else ""
             return (f"all schedules with <= {self.max_preemptions} preemption(s) at {granularity} "
-                    f"granularity ({self.schedules} schedules)")
+                    f"granularity{reduced} ({self.schedules} schedules)")
         if not self._reduce:
             return f"all interleavings at {granularity} granularity ({self.schedules} schedules)"
         return (f"all interleavings at {granularity} granularity ({self.classes} equivalence "
@@ -267,7 +283,7 @@ class DFSScheduler(Scheduler):
     def _new_node(self, point: Point, enabled: list[Point], tids: tuple[int, ...]) -> _Node | None:
         """A choice point no run has reached on this path; None to abandon the run (every
         thread that could run is asleep, or over the bound)."""
-        sleep = self._sleep_here() if self._reduce else {}
+        sleep = self._sleep_here() if self._sleep else {}
         if self._redundant is not None:
             return None
         node = _Node(tids, point.thread in tids, self._preemptions, len(self._history),
@@ -279,7 +295,9 @@ class DFSScheduler(Scheduler):
         else:
             allowed = list(tids)
         node.chosen = allowed[0]
-        if self._reduce:
+        if self._sleep:
+            # Not under a bound: passing over a thread that would only begin to wait may
+            # cost a preemption that letting it wait first does not (SCHED-71).
             for p in enabled:
                 if p.op in _MAY_WAIT:
                     node.chosen = self._not_waiting(enabled, allowed)
@@ -376,6 +394,10 @@ class DFSScheduler(Scheduler):
         reversed schedule is tried at the choice point before the race's first step."""
         hb = self._hb
         hb.reanalyse(steps, self._fresh)
+        if self.max_preemptions is not None:
+            for i, j in hb.races:
+                self._bounded_backtracks(steps, i, steps[j].thread)
+            return
         for i, j in hb.races:
             choice = steps[i].choice
             if choice is None or choice >= len(self._path):
@@ -390,6 +412,39 @@ class DFSScheduler(Scheduler):
             else:
                 node.backtrack.add(steps[j].thread if steps[j].thread in can else can[0])
 
+    def _bounded_backtracks(self, steps: Sequence[Step], i: int, thread: int) -> None:
+        """BPOR's backtrack points for a race whose first step is ``i`` and whose second
+        is ``thread``'s (SCHED-71; Coons et al. 2013, for a preemption bound): ``thread``
+        (every thread there if it could not run) at the choice point before ``i``, and at
+        the one before the latest step ``b < i`` that a switch of threads began: the
+        reversed order tried there costs no more preemptions than the run's switch did,
+        so it stays within the bound where the one before ``i`` may not.  Where it would
+        cost more (the switch was a yield's, which is free, and ``thread`` going on a
+        preemption), or ``thread`` is the one that ran there or could not run there, or
+        there was no choice, the switch before that too."""
+        self._try_at(steps[i].choice, thread)
+        b = i
+        while b > 0:
+            b -= 1
+            while b > 0 and steps[b - 1].thread == steps[b].thread:
+                b -= 1
+            node = self._try_at(steps[b].choice, thread)
+            if node is not None and thread in node.tids and node.chosen != thread and (
+                    node.cost(thread) <= node.cost(node.chosen)):
+                return
+
+    def _try_at(self, choice: int | None, thread: int) -> _Node | None:
+        """Try ``thread`` (every thread there if it could not run) at choice point
+        ``choice`` of the path; the node, or None where there was no choice."""
+        if choice is None or choice >= len(self._path):
+            return None
+        node = self._path[choice]
+        if thread in node.tids:
+            node.backtrack.add(thread)
+        else:
+            node.backtrack.update(node.tids)
+        return node
+
     def _cut_off(self, steps: Sequence[Step], *, failed: bool) -> None:
         """A run that ended (failed, or its last non-daemon thread ended) with other
         threads able to run cut their next steps off: its last step races with each."""
@@ -400,7 +455,11 @@ class DFSScheduler(Scheduler):
             return
         if failed or any(e.obj == ANY and e.op == "end of run" for e in last.footprint):
             node = self._path[last.choice]
-            node.backtrack.update(node.tids)
+            if self.max_preemptions is None:
+                node.backtrack.update(node.tids)
+                return
+            for t in node.tids:  # and where the last step's block began (SCHED-71)
+                self._bounded_backtracks(steps, len(steps) - 1, t)
 
     def _backtrack(self) -> bool:
         """Move to the deepest choice point with a thread left to try; False when none."""
