@@ -40,6 +40,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(the result one process gives; PAR-15)")
 
 
+_SAVED_DEFAULTS = pytest.StashKey[dict[str, Any]]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "coordkit(**options): run the test body under coordkit.explore(**options)"
@@ -53,6 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
     workers = config.getoption("--coordkit-workers")
     if workers is not None and workers < 1:
         raise pytest.UsageError(f"--coordkit-workers must be a positive int, got {workers}")
+    config.stash[_SAVED_DEFAULTS] = dict(defaults)
     defaults.update(
         workers=workers,
         seed=seed,
@@ -60,6 +64,15 @@ def pytest_configure(config: pytest.Config) -> None:
         max_schedules=config.getoption("--coordkit-max-schedules"),
         time_budget=config.getoption("--coordkit-time-budget"),
     )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The defaults go back to what they were: a pytest run inside this process (a test of
+    the plugin) must not leave its command line's options to the tests after it."""
+    saved = config.stash.get(_SAVED_DEFAULTS, None)
+    if saved is not None:
+        defaults.clear()
+        defaults.update(saved)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -76,7 +76,8 @@ def _for_workers(fn: Callable[[], Any], sendable: Callable[[], Any] | None, node
 
     strategy = options.get("strategy", "pct")
     reason = None
-    if options.get("cancel") is not None or strategy not in ("random", "pct"):
+    if options.get("cancel") is not None or not (isinstance(strategy, str)
+                                                 and strategy in ("random", "pct")):
         reason = f"its search (strategy={strategy!r}, cancel={options.get('cancel')!r}) runs in one process"
     elif sendable is None:
         reason = "its function was not given in a form a worker can import"

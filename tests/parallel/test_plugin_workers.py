@@ -101,10 +101,15 @@ def test_with_a_lock(lock):
     with lock:
         pass
 """)
+    from coordkit.testing import defaults
+
+    before = dict(defaults)
     result = pytester.runpytest("-p", "no:cacheprovider", "--coordkit-workers=2")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*test_with_a_lock is explored in this process, not in 2 "
                                  "workers: fn=test_with_a_lock cannot be sent*"])
+    # The run in this process leaves its options behind for no later test.
+    assert defaults == before
 
 
 def test_bad_worker_counts_are_a_usage_error(pytester):
