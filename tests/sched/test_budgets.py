@@ -14,6 +14,7 @@ import pytest
 
 import coordkit
 from coordkit.engine import search
+from tests.sched.search_clock import SearchClock
 
 STRATEGIES: list[tuple[str, dict[str, Any]]] = [
     ("random", {}),
@@ -25,24 +26,7 @@ STRATEGIES: list[tuple[str, dict[str, Any]]] = [
 IDS = ["random", "pct", "dpor", "bounded", "hypothesis"]
 
 
-class FakeClock:
-    """The budget's clock: a program run through ``tick`` moves it on a second a run."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
-    fake = FakeClock()
-    monkeypatch.setattr(search, "clock", fake)
-    return fake
-
-
-def many_schedules(clock: FakeClock, *, fail: bool = False) -> Any:
+def many_schedules(clock: SearchClock, *, fail: bool = False) -> Any:
     """Three threads taking a lock twice each: far more than ten schedules (and classes).
     With ``fail``, a lost update fails the run, and the clock jumps past any budget."""
 

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 import coordkit
-from coordkit.engine import search
 from coordkit.engine.run import RunOptions, Session
 from coordkit.engine.shrink import Bound, estimated_schedules, prove_minimal
 from tests.sched import programs
+from tests.sched.search_clock import SearchClock
 
 CASES = [
     (programs.lock_order_deadlock, {}),
@@ -55,24 +55,7 @@ def test_a_shrunk_failure_says_it_is_minimal(program, options, strategy):
         assert below.exhausted and (below.failure is None or below.failure.kind != failure.kind)
 
 
-class Clock:
-    """The exploration's clock: each run of a program made by ``timed`` moves it on."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    fake = Clock()
-    monkeypatch.setattr(search, "clock", fake)
-    return fake
-
-
-def timed(clock: Clock, seconds: float = 1.0) -> Any:
+def timed(clock: SearchClock, seconds: float = 1.0) -> Any:
     """Three threads, each reading a total under a lock and writing it back under the lock
     again: a preemption between the two loses an update (1 preemption is the minimum, and
     without one, the threads' orders make several schedules).  Each run takes ``seconds``."""
@@ -130,7 +113,7 @@ def test_shrink_budget_none_goes_on_to_the_minimum(clock):
 def test_a_proof_that_cannot_finish_in_the_bound_is_skipped_and_says_so():
     """SCHED-79: with 10 s a run and 15 s left, the search below (at least one schedule) does
     not fit: it is not started, and the statement says it was skipped; ``minimal`` is None."""
-    clock = Clock()
+    clock = SearchClock()
     program = timed(clock, seconds=10.0)
     found = coordkit.explore(program, strategy="dfs", max_preemptions=1, seed=1,
                              granularity="sync", shrink_budget=None).failure
@@ -149,7 +132,7 @@ def test_a_proof_that_cannot_finish_in_the_bound_is_skipped_and_says_so():
 
 def test_a_proof_cut_short_says_how_far_it_looked():
     """SCHED-79: a search that runs out of bound part-way says so, with the schedules run."""
-    clock = Clock()
+    clock = SearchClock()
     program = timed(clock)
     found = coordkit.explore(program, strategy="dfs", max_preemptions=1, seed=1,
                              granularity="sync", shrink_budget=None).failure
@@ -166,7 +149,7 @@ def test_a_proof_cut_short_says_how_far_it_looked():
 
 def test_a_proof_with_no_time_left_is_not_started():
     """SCHED-79: with the bound spent when the searches would begin, no run is made."""
-    clock = Clock()
+    clock = SearchClock()
     program = timed(clock)
     found = coordkit.explore(program, strategy="dfs", max_preemptions=1, seed=1,
                              granularity="sync", shrink_budget=None).failure
