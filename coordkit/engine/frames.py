@@ -36,7 +36,8 @@ _LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py", "/asyncio/base
 
 
 # The standard library's code race detection may look into (RACE-12: only methods called
-# on the program's own event loop, log handler or scheduler): file -> the functions of it
+# on the program's own event loop, log handler or scheduler): file, relative to the
+# standard library's directory -> the functions of it
 # (``Class.method``, or ``Class.`` for all of a class's), or None for all.  Chosen by
 # measurement (benchmarks/races.py): an event loop's per-callback methods (call_soon,
 # _check_closed, call_at, create_task, time...) touch the loop's own thread's state, its
@@ -45,28 +46,31 @@ _LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py", "/asyncio/base
 # from two threads 9x slower on 3.12 for nothing (a Logger is none of RACE-12's objects).
 # The rest of the stdlib is left out (RACE-13).
 TRACED_LIBRARY: dict[str, frozenset[str] | None] = {
-    "/asyncio/base_events.py": frozenset(f"BaseEventLoop.{name}" for name in (
+    "asyncio/base_events.py": frozenset(f"BaseEventLoop.{name}" for name in (
         "stop", "close", "is_running", "is_closed", "_check_running", "run_forever",
         "_run_forever_setup", "_run_forever_cleanup", "run_until_complete", "set_debug",
         "set_exception_handler", "set_task_factory", "set_default_executor",
         "shutdown_asyncgens", "shutdown_default_executor")),
-    "/logging/__init__.py": frozenset({
+    "logging/__init__.py": frozenset({
         "Filterer.", "Handler.", "StreamHandler.", "FileHandler.", "_StderrHandler.",
         "NullHandler."}),
-    "/logging/handlers.py": None,
-    "/sched.py": None,
+    "logging/handlers.py": None,
+    "sched.py": None,
 }
+_TRACED_TAILS = tuple(name.replace("/", os.sep) for name in TRACED_LIBRARY)
 _STDLIB_DIR = os.path.dirname(os.path.realpath(os.__file__)) + os.sep
 
 
 def is_traced_library(filename: str, qualname: str) -> bool:
     """True for a function of the standard library whose code may be traced (RACE-12),
     by its file and qualified name (on 3.10, which has none, its plain name)."""
-    for tail, functions in TRACED_LIBRARY.items():
-        if filename.endswith(tail):
-            return (_named(functions, qualname)
-                    and os.path.realpath(filename).startswith(_STDLIB_DIR))
-    return False
+    if not filename.endswith(_TRACED_TAILS):  # (cheap: most code is in no such file)
+        return False
+    path = os.path.realpath(filename)
+    if not path.startswith(_STDLIB_DIR):
+        return False
+    functions = TRACED_LIBRARY.get(path[len(_STDLIB_DIR):].replace(os.sep, "/"), False)
+    return functions is not False and _named(functions, qualname)
 
 
 def _named(functions: frozenset[str] | None, qualname: str) -> bool:
