@@ -239,56 +239,148 @@ def prove_minimal(session: Session, fn: Callable[[], object], failure: Failure,
                   within: str) -> Proof:
     """Search every schedule with at most 0, 1, ... ``preemptions - 1`` preemptions, in
     turn (bounded DFS, SCHED-35), for the same failure (SCHED-78): the first found has the
-    fewest there are; none found, ``choices`` has.  A search whose estimated time (at the
-    speed of this proof's runs, the first of which measures the shrunk run) does not fit in
-    what is left of ``bound`` is not started (SCHED-79); ``within`` names the bound in the
-    statement."""
-    if preemptions and not bound.left():
+    fewest there are; none found, ``choices`` has.  Each level is searched by whichever of
+    the reduced (SCHED-71) and the unreduced search is expected to finish sooner, judged
+    from a first slice of the reduced one (SCHED-93); a level that neither is expected to
+    finish in what is left of ``bound`` is not searched (SCHED-79).  ``within`` names the
+    bound in the statement."""
+    if not preemptions:
+        return Proof(choices, preemptions, True, f"minimal ({plural_preemptions(preemptions)})")
+    if not bound.left():
         return Proof(choices, preemptions, False, _fewest_found(
             within, preemptions, 0, 0, "was not started (no time was left)"))
     shape = _Shape(choices)
-    started, runs_before = bound.clock(), bound.runs
-    if preemptions and bound.deadline is not None:
-        bound.runs += 1
-        session.run(fn, shape)
-    searched, scale = 0, 1.0  # scale: how far off the estimates were, by the last search
+    started = bound.clock()
+    bound.runs += 1
+    session.run(fn, shape)
+    pace = _Pace(bound.clock() - started, 1)  # the time of an unreduced search's run
+    searched: list[_Below] = []
+    scale = 1.0  # scale: how far off the estimates were, by the last search
     for below in range(preemptions):
-        made = bound.runs - runs_before
         estimate = scale * estimated_schedules(shape.points, below) if shape.points else 0.0
-        seconds = estimate * (bound.clock() - started) / made if made else 0.0
-        if seconds > bound.seconds_left():
-            return Proof(choices, preemptions, False, _fewest_found(
-                within, preemptions, below, searched,
-                f"was skipped (about {estimate:,.0f} schedules, ~{seconds:,.1f} s)"))
-        found, runs, stopped = _search_below(session, fn, failure, below, bound)
-        if found is not None:
+        search, why = _search_below(session, fn, failure, below, bound, estimate, pace)
+        if search is not None and search.found is not None:
+            found = search.found
             return Proof(_trimmed(found.choice_values), found.preemptions, True,
-                         f"minimal ({plural_preemptions(found.preemptions)})")
-        if stopped:
-            return Proof(choices, preemptions, False,
-                         _fewest_found(within, preemptions, below, searched, stopped))
-        searched += runs
-        if estimate:
-            scale = runs / estimate * scale
-    return Proof(choices, preemptions, True, f"minimal ({plural_preemptions(preemptions)})")
+                         _minimal(found.preemptions,
+                                  [*(s.said() for s in searched), search.said(found=True)]))
+        if search is None or why:
+            return Proof(choices, preemptions, False, _fewest_found(
+                within, preemptions, below, sum(s.runs for s in searched), why))
+        searched.append(search)
+        if estimate and not search.reduced:
+            scale = search.runs / estimate * scale
+    return Proof(choices, preemptions, True,
+                 _minimal(preemptions, [s.said() for s in searched]))
+
+
+class _Pace:
+    """Seconds per run, from the runs timed so far."""
+
+    def __init__(self, seconds: float = 0.0, runs: int = 0) -> None:
+        self.seconds, self.runs = seconds, runs
+
+    def per_run(self) -> float:
+        return self.seconds / self.runs if self.runs else 0.0
+
+
+class _Below:
+    """One bounded search below the shrunk failure: every schedule with at most ``below``
+    preemptions, reduced (SCHED-71) or not, run in slices."""
+
+    def __init__(self, below: int, reduced: bool, pace: _Pace) -> None:
+        self.below = below
+        self.reduced = reduced
+        self.scheduler = DFSScheduler(max_preemptions=below, reduce_bound=reduced)
+        self.pace = pace  # shared by every unreduced search: one run costs about the same
+        self.runs = 0
+        self.found: Run | None = None
+        self.error = ""
+
+    @property
+    def ended(self) -> bool:
+        return self.scheduler.exhausted or self.found is not None or bool(self.error)
+
+    def go(self, session: Session, fn: Callable[[], object], failure: Failure, bound: Bound,
+           until: float = math.inf) -> None:
+        """Run schedules until the search ends, ``bound`` does, or ``until`` (on the
+        bound's clock) has come after one run at least."""
+        clock = bound.clock
+        while not self.ended and bound.left():
+            started = clock()
+            bound.runs += 1
+            self.runs += 1
+            run = session.run(fn, self.scheduler, run_index=self.runs)
+            self.pace.seconds += clock() - started
+            self.pace.runs += 1
+            if run.scheduler_error is not None:
+                self.error = f"stopped: {type(run.scheduler_error).__name__}"
+            elif same_failure(failure, run.failure):
+                self.found = run
+            if clock() >= until:
+                break
+
+    def rest(self) -> tuple[float, float]:
+        """The schedules and seconds left, estimated from the part explored (SCHED-93)."""
+        part = self.scheduler.explored()
+        if part <= 0.0:
+            return math.inf, math.inf
+        left = self.runs * (1.0 - part) / part
+        return left, left * self.pace.per_run()
+
+    def said(self, *, found: bool = False) -> str:
+        kind = "reduced" if self.reduced else "unreduced"
+        what = "found in" if found else "none fails in"
+        return f"<= {self.below}: {what} {self.runs:,} {kind} schedules"
 
 
 def _search_below(session: Session, fn: Callable[[], object], failure: Failure, below: int,
-                  bound: Bound) -> tuple[Run | None, int, str]:
-    """Every schedule with at most ``below`` preemptions, within ``bound``: the first that
-    fails like ``failure``, the schedules run, and why the search stopped short ("" when
-    it was exhausted or found one)."""
-    scheduler = DFSScheduler(max_preemptions=below)
-    runs = 0
-    while not scheduler.exhausted and bound.left():
-        bound.runs += 1
-        runs += 1
-        run = session.run(fn, scheduler, run_index=runs)
-        if run.scheduler_error is not None:
-            return None, runs, f"stopped: {type(run.scheduler_error).__name__}"
-        if same_failure(failure, run.failure):
-            return run, runs, ""
-    return None, runs, "" if scheduler.exhausted else f"stopped after {runs} schedules"
+                  bound: Bound, estimate: float, pace: _Pace) -> tuple[_Below | None, str]:
+    """Every schedule with at most ``below`` preemptions, within ``bound`` (SCHED-93): the
+    reduced search runs a first slice, a tenth of the time the unreduced one is estimated
+    to take (``estimate`` schedules at ``pace``; a tenth of what is left if less), then
+    slices each as long as the time so far; after each, the unreduced search replaces it
+    if that is expected to finish sooner.  Returns the search that ended, or why none
+    did (SCHED-79)."""
+    unreduced = estimate * pace.per_run()
+    left = bound.seconds_left()
+    if pace.per_run() > left:  # not even one run fits
+        return None, _skipped(estimate, unreduced)
+    reduced = _Below(below, True, _Pace())
+    start = bound.clock()
+    until = start + min(unreduced, left) / 10
+    while True:
+        reduced.go(session, fn, failure, bound, until)
+        if reduced.ended:
+            return reduced, reduced.error
+        if not bound.left():
+            return reduced, f"stopped after {reduced.runs:,} reduced schedules"
+        schedules, seconds = reduced.rest()
+        left = bound.seconds_left()
+        if unreduced < seconds:
+            if unreduced > left:
+                return reduced, _skipped(estimate, unreduced, reduced.runs, schedules, seconds)
+            search = _Below(below, False, pace)
+            search.go(session, fn, failure, bound)
+            return search, search.error if search.ended else (
+                f"stopped after {search.runs:,} unreduced schedules")
+        if seconds > left:
+            return reduced, _skipped(estimate, unreduced, reduced.runs, schedules, seconds)
+        until = bound.clock() + (bound.clock() - start)
+
+
+def _skipped(estimate: float, seconds: float, runs: int = 0, reduced: float = 0.0,
+             reduced_seconds: float = 0.0) -> str:
+    """Why a level was not searched: the estimates, the reduced one's after its first
+    ``runs`` schedules (SCHED-79, SCHED-93)."""
+    also = (f"; reduced, from its first {runs:,}: about {runs + reduced:,.0f}, "
+            f"~{reduced_seconds:,.1f} s more" if runs else "")
+    return f"was skipped (about {estimate:,.0f} schedules, ~{seconds:,.1f} s{also})"
+
+
+def _minimal(preemptions: int, searches: list[str]) -> str:
+    """The statement of a proof (SCHED-78): the searches below, which were reduced."""
+    return f"minimal ({plural_preemptions(preemptions)}; {'; '.join(searches)})"
 
 
 def _fewest_found(within: str, preemptions: int, below: int, searched: int, how: str) -> str:

@@ -1,19 +1,23 @@
 """Shrinking ends with a minimum, within a bound: the bounded searches below the shrunk
-preemptions (SCHED-39, SCHED-78), a proof that cannot finish is not started (SCHED-79),
-and shrinking takes at most ``shrink_budget`` (SCHED-77).
+preemptions (SCHED-39, SCHED-78), each reduced or not, whichever is expected to finish
+sooner (SCHED-93), a proof that cannot finish is not started (SCHED-79), and shrinking
+takes at most ``shrink_budget`` (SCHED-77).
 
 Time is the exploration's clock (``search.clock``), replaced by one each run of the
 program moves on, so these tests count runs, not real seconds."""
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
 import pytest
 
 import coordkit
+from coordkit.engine import shrink as shrink_module
 from coordkit.engine.run import RunOptions, Session
+from coordkit.engine.schedulers import DFSScheduler
 from coordkit.engine.shrink import Bound, estimated_schedules, prove_minimal
 from tests.sched import programs
 from tests.sched.search_clock import SearchClock
@@ -39,13 +43,15 @@ def _replays_the_same_failure(program: Any, failure: Any, options: dict[str, Any
 @pytest.mark.parametrize(("program", "options"), CASES)
 @pytest.mark.parametrize("strategy", ["pct", "random", "dfs"])
 def test_a_shrunk_failure_says_it_is_minimal(program, options, strategy):
-    """SCHED-39, SCHED-78: "minimal (k preemptions)", ``minimal`` is True, no schedule with
-    fewer fails that way, and the shrunk trace replays to the same failure."""
+    """SCHED-39, SCHED-78, SCHED-93: "minimal (k preemptions; " and the searches below it,
+    each reduced or not, ``minimal`` is True, no schedule with fewer fails that way, and the
+    shrunk trace replays to the same failure."""
     result = coordkit.explore(program, strategy=strategy, seed=3, max_schedules=500, **options)
     failure = result.failure
     assert failure is not None
     k = failure.preemptions
-    assert failure.minimality == f"minimal ({k} preemption{'' if k == 1 else 's'})"
+    searches = "; ".join(f"<= {j}: none fails in [0-9,]+ (un)?reduced schedules" for j in range(k))
+    assert re.fullmatch(rf"minimal \({k} preemptions?(; {searches})?\)", failure.minimality)
     assert failure.minimal is True
     assert failure.minimality in str(failure)
     _replays_the_same_failure(program, failure, options)
@@ -106,7 +112,9 @@ def test_shrink_budget_none_goes_on_to_the_minimum(clock):
                               shrink_budget=None)
     failure = result.failure
     assert failure is not None and failure.preemptions == 1
-    assert failure.minimal is True and failure.minimality == "minimal (1 preemption)"
+    assert failure.minimal is True
+    assert re.fullmatch(r"minimal \(1 preemption; <= 0: none fails in \d+ (un)?reduced "
+                        r"schedules\)", failure.minimality)
     assert failure.shrink_runs > 5 + 1  # more than the default bound allowed above
 
 
@@ -139,12 +147,13 @@ def test_a_proof_cut_short_says_how_far_it_looked():
     assert found is not None
     with Session(RunOptions(granularity="sync"), quiet=True) as session:
         bound = Bound(clock, None)
-        bound.stop = lambda: bound.runs >= 3  # three runs of the search, then out of time
+        # The run that measures the choice points, two of the search, then out of time.
+        bound.stop = lambda: bound.runs >= 3
         proof = session.call(lambda: prove_minimal(
             session, program, found.report.failure, [], 1, bound, within="the bound"))
     assert not proof.minimal
     assert proof.statement == ("the fewest found within the bound: 1 preemption; the search of "
-                               "every schedule with <= 0 preemptions stopped after 3 schedules")
+                               "every schedule with <= 0 preemptions stopped after 2 reduced schedules")
 
 
 def test_a_proof_with_no_time_left_is_not_started():
@@ -196,7 +205,8 @@ def test_the_command_line_takes_a_shrink_budget(argument, tmp_path, monkeypatch)
                  "--shrink-budget", argument, "--json"], out=out)
     failure = json.loads(out.getvalue())["failure"]
     assert code == 1 and failure["minimal"] is True
-    assert failure["minimality"] == "minimal (1 preemption)" and failure["shrink_seconds"] >= 0
+    assert failure["minimality"].startswith("minimal (1 preemption; <= 0: none fails in ")
+    assert failure["shrink_seconds"] >= 0
 
 
 def test_the_command_line_refuses_a_bad_shrink_budget(capsys):
@@ -206,3 +216,69 @@ def test_the_command_line_refuses_a_bad_shrink_budget(capsys):
     assert main(["explore", "tests.sched.programs:lock_order_deadlock",
                  "--shrink-budget", "soon"]) == 2
     assert "--shrink-budget" in capsys.readouterr().err
+
+
+def _prove(program: Any, clock: SearchClock, seconds: float | None) -> tuple[Any, Bound]:
+    """The proof below the 1-preemption failure of ``program`` within ``seconds`` from
+    now, and its bound (from an unshrunk choice list: the proof does not need the shrunk
+    one)."""
+    found = coordkit.explore(program, strategy="dfs", max_preemptions=1, seed=1,
+                             granularity="sync", shrink_budget=None).failure
+    assert found is not None and found.preemptions == 1
+    bound = Bound(clock, None if seconds is None else clock.now + seconds)
+    with Session(RunOptions(granularity="sync"), quiet=True) as session:
+        return session.call(lambda: prove_minimal(
+            session, program, found.report.failure, [], 1, bound, within="the bound")), bound
+
+
+def _schedules(program: Any, *, reduced: bool) -> int:
+    """The schedules of the exhausted search of ``program`` without a preemption."""
+    result = coordkit.explore(program, strategy=DFSScheduler(0, reduce_bound=reduced),
+                              max_schedules=10_000, granularity="sync", shrink=False)
+    assert result.exhausted and result.failure is None
+    return result.schedules_run
+
+
+def test_a_proof_says_which_search_it_ran(clock):
+    """SCHED-78, SCHED-93: with reduced and unreduced runs costing the same, the reduced
+    search (no more schedules) is the one run to the end, and the statement names it with
+    the schedules it ran."""
+    program = timed(clock)
+    proof, _ = _prove(program, clock, None)
+    n = _schedules(program, reduced=True)
+    assert proof.minimal and proof.statement == (
+        f"minimal (1 preemption; <= 0: none fails in {n} reduced schedules)")
+
+
+def test_a_proof_takes_the_unreduced_search_when_the_reduced_one_is_slower(clock, monkeypatch):
+    """SCHED-93: when each reduced run costs ten times an unreduced one, the first slice of
+    the reduced search (one run) estimates its rest above the unreduced search's time, and
+    the unreduced search replaces it: the statement names it."""
+
+    class SlowReduced(DFSScheduler):
+        def end(self, run: Any) -> None:
+            if self.reduce_bound:
+                clock.now += 10.0
+            super().end(run)
+
+    monkeypatch.setattr(shrink_module, "DFSScheduler", SlowReduced)
+    program = timed(clock)
+    proof, bound = _prove(program, clock, None)
+    n = _schedules(program, reduced=False)
+    assert proof.minimal and proof.statement == (
+        f"minimal (1 preemption; <= 0: none fails in {n} unreduced schedules)")
+    assert bound.runs == 1 + 1 + n  # the shape's run, the reduced slice's one, the search
+
+
+def test_a_level_neither_search_finishes_in_is_skipped_with_both_estimates(clock):
+    """SCHED-79, SCHED-93: with 5 s of bound (1 s a run), the first run fits but neither
+    the unreduced search nor the rest of the reduced one after its first slice does: the
+    level is skipped, the statement giving both estimates."""
+    program = timed(clock)
+    proof, bound = _prove(program, clock, 5.0)
+    assert not proof.minimal
+    assert re.fullmatch(
+        r"the fewest found within the bound: 1 preemption; the search of every schedule with "
+        r"<= 0 preemptions was skipped \(about \d+ schedules, ~[\d.]+ s; reduced, from its "
+        r"first \d+: about \d+, ~[\d.]+ s more\)", proof.statement), proof.statement
+    assert bound.runs < 5

@@ -201,6 +201,24 @@ class DFSScheduler(Scheduler):
     def exhausted(self) -> bool:
         return self._exhausted
 
+    def explored(self) -> float:
+        """The part of the level being searched that is done, estimated from the path
+        (between runs; 1.0 once exhausted): at each choice point, the threads whose
+        subtrees are done over those it is to try so far, each choice point's share the
+        part of its parent's its thread is.  The threads a choice point is to try grow as
+        races are found, so early on this is an overestimate."""
+        if self._exhausted:
+            return 1.0
+        done, share = 0.0, 1.0
+        for node in self._path:
+            to_try = sum(1 for t in node.tids if (t in node.backtrack or t in node.done)
+                         and self._allowed(node, t))
+            finished = sum(1 for t in node.done if t != node.chosen)
+            if to_try:
+                done += share * finished / to_try
+                share /= to_try
+        return done
+
     def coverage(self, granularity: str) -> str | None:
         """What an exhausted search covered (SCHED-36); None until it is exhausted."""
         if not self._exhausted:
