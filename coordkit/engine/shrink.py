@@ -36,11 +36,12 @@ def _never() -> bool:
 class Bound:
     """The time shrinking may take: until ``deadline`` on ``clock`` (None: no end of its
     own, SCHED-77), and not once ``stop()`` says so (the exploration's ``time_budget``,
-    SCHED-62).  It counts the runs made within it."""
+    SCHED-62).  It counts the runs made within it since it was ``started``."""
 
     def __init__(self, clock: Callable[[], float], deadline: float | None,
                  stop: Stop = _never) -> None:
         self.clock = clock
+        self.started = clock()
         self.deadline = deadline
         self.stop = stop
         self.runs = 0
@@ -250,10 +251,10 @@ def prove_minimal(session: Session, fn: Callable[[], object], failure: Failure,
         return Proof(choices, preemptions, False, _fewest_found(
             within, preemptions, 0, 0, "was not started (no time was left)"))
     shape = _Shape(choices)
-    started = bound.clock()
     bound.runs += 1
     session.run(fn, shape)
-    pace = _Pace(bound.clock() - started, 1)  # the time of an unreduced search's run
+    # The time of an unreduced search's run: a replay's, as every run within the bound was.
+    pace = _Pace(bound.clock() - bound.started, bound.runs)
     searched: list[_Below] = []
     scale = 1.0  # scale: how far off the estimates were, by the last search
     for below in range(preemptions):
@@ -373,8 +374,8 @@ def _skipped(estimate: float, seconds: float, runs: int = 0, reduced: float = 0.
              reduced_seconds: float = 0.0) -> str:
     """Why a level was not searched: the estimates, the reduced one's after its first
     ``runs`` schedules (SCHED-79, SCHED-93)."""
-    also = (f"; reduced, from its first {runs:,}: about {runs + reduced:,.0f}, "
-            f"~{reduced_seconds:,.1f} s more" if runs else "")
+    also = (f"; reduced, from its first {runs:,}: about {reduced:,.0f} more, "
+            f"~{reduced_seconds:,.1f} s" if runs else "")
     return f"was skipped (about {estimate:,.0f} schedules, ~{seconds:,.1f} s{also})"
 
 

@@ -280,5 +280,5 @@ def test_a_level_neither_search_finishes_in_is_skipped_with_both_estimates(clock
     assert re.fullmatch(
         r"the fewest found within the bound: 1 preemption; the search of every schedule with "
         r"<= 0 preemptions was skipped \(about \d+ schedules, ~[\d.]+ s; reduced, from its "
-        r"first \d+: about \d+, ~[\d.]+ s more\)", proof.statement), proof.statement
+        r"first \d+: about \d+ more, ~[\d.]+ s\)", proof.statement), proof.statement
     assert bound.runs < 5
