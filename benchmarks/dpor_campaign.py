@@ -15,6 +15,13 @@ over the exhausted programs.  Each difference and error is printed with its plan
     python benchmarks/dpor_campaign.py --programs 300             # per granularity
     python benchmarks/dpor_campaign.py --seconds 1200 --granularity sync line auto
     python benchmarks/dpor_campaign.py --replay "Plan(...)" --granularity line --minimise
+    python benchmarks/dpor_campaign.py --bounded --seconds 600 --granularity sync line
+
+``--bounded`` compares the reduced bounded search (``DFSScheduler(k, reduce_bound=True)``,
+SCHED-71, with its sleep sets, SCHED-94, unless ``--no-bounded-sleep``) with
+``Enumerate(k)`` at every bound k = 0..3 instead (a program whose oracle needs more than
+``--max-runs`` schedules at some bound is rejected); its schedule columns are summed
+over the bounds.
 
 ``COORDKIT_CAMPAIGN_SEED`` (or ``--seed``) fixes the draws.
 """
@@ -35,9 +42,11 @@ sys.path.insert(0, str(ROOT))
 
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 
+from coordkit.engine.run import RunOptions, Session  # noqa: E402
+from coordkit.engine.schedulers import DFSScheduler  # noqa: E402
 from coordkit.engine.tracing import SWITCHES  # noqa: E402
 from tests.sched import shapes  # noqa: E402
-from tests.sched.dpor_oracle import compare  # noqa: E402
+from tests.sched.dpor_oracle import Enumerate, compare, outcomes  # noqa: E402
 from tests.sched.shapes import Plan, Spec  # noqa: E402
 
 CHUNK = 100  # programs per Hypothesis call (each with its own seed): larger calls draw larger plans
@@ -56,12 +65,41 @@ class Tally:
     found: list[str] = field(default_factory=list)
 
 
+BOUNDS = (0, 1, 2, 3)  # of --bounded
+MODE = {"bounded": False, "sleep": True}  # set by main
+
+
+def bounded(program: Any, granularity: str, max_runs: int) -> tuple[set, set, int, int]:
+    """The reduced bounded search's outcomes and the oracle's (each bound's tagged with
+    it), and their schedules summed over the bounds."""
+
+    class Reduced(DFSScheduler):
+        bounded_sleep_sets = MODE["sleep"]
+
+    reduced: set = set()
+    full: set = set()
+    runs = [0, 0]
+    with Session(RunOptions(granularity=granularity, max_steps=2_000), quiet=True) as session:
+        for k in BOUNDS:
+            seen, n = outcomes(program, Enumerate(k), max_runs=max_runs, session=session)
+            full |= {(k, o) for o in seen}
+            runs[1] += n
+            seen, n = outcomes(program, Reduced(k, reduce_bound=True), max_runs=10 * max_runs,
+                               session=session)
+            reduced |= {(k, o) for o in seen}
+            runs[0] += n
+    return reduced, full, runs[0], runs[1]
+
+
 def check(plan: Plan, granularity: str, directory: Path, max_runs: int) -> tuple[str, Any]:
     """("rejected" | "same" | "differs" | "error", details) for one plan."""
     try:
-        reduced, full, reduced_runs, full_runs = compare(
-            shapes.load(plan, directory), granularity=granularity, max_runs=max_runs,
-            reuse=True)
+        program = shapes.load(plan, directory)
+        if MODE["bounded"]:
+            reduced, full, reduced_runs, full_runs = bounded(program, granularity, max_runs)
+        else:
+            reduced, full, reduced_runs, full_runs = compare(
+                program, granularity=granularity, max_runs=max_runs, reuse=True)
     except AssertionError as exc:
         if "not exhausted" in str(exc):
             return "rejected", str(exc)
@@ -161,7 +199,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=int(os.environ.get("COORDKIT_CAMPAIGN_SEED", "0")))
     parser.add_argument("--minimise", action="store_true", help="shrink each difference found")
     parser.add_argument("--replay", help="a plan's repr: run it (at the first --granularity)")
+    parser.add_argument("--bounded", action="store_true",
+                        help="the reduced bounded search against Enumerate(k), k = 0..3")
+    parser.add_argument("--no-bounded-sleep", action="store_true",
+                        help="with --bounded: without its sleep sets (SCHED-94)")
     args = parser.parse_args()
+    MODE["bounded"], MODE["sleep"] = args.bounded, not args.no_bounded_sleep
     if args.programs == 10**9 and args.seconds is None and args.replay is None:
         parser.error("give --programs, --seconds or --replay")
     granularities = [g for g in args.granularity if g != "line" or SWITCHES]

@@ -120,7 +120,7 @@ class _Waits:
 class _Node:
     """One choice point on the current path."""
 
-    __slots__ = ("backtrack", "chosen", "current_runnable", "done", "forced",
+    __slots__ = ("backtrack", "chosen", "current_runnable", "done", "forced", "goes_on",
                  "preemptions_before", "sleep", "step", "taken", "tids")
 
     def __init__(self, tids: tuple[int, ...], current_runnable: bool, preemptions_before: int,
@@ -134,6 +134,7 @@ class _Node:
         self.backtrack: set[int] = set()
         self.done: set[int] = set()
         self.taken: dict[int, _Summary] = {}  # thread -> its step here
+        self.goes_on: set[int] = set()  # the threads of ``taken`` that could run after it
         self.forced = False  # every other thread that could run here was asleep
 
     def cost(self, tid: int) -> int:
@@ -152,6 +153,9 @@ class DFSScheduler(Scheduler):
     """
 
     name = "dfs"
+    # Sleep sets under a bound (SCHED-94), with ``reduce_bound``: off until the
+    # differential check proves them.
+    bounded_sleep_sets = False
 
     def __init__(self, max_preemptions: int | None = 2, sleep_sets: bool = True,
                  reduce_bound: bool = False) -> None:
@@ -165,8 +169,11 @@ class DFSScheduler(Scheduler):
         self._reduce = sleep_sets and (max_preemptions is None or reduce_bound)
         # Sleep sets, and the stutter's repeat (SCHED-32), only where no bound applies
         # but the iterative ones: a schedule they prune may be the only one of its class
-        # within the bound (SCHED-71).
+        # within the bound (SCHED-71); under a bound, only the sleepers whose step moved
+        # first costs no more preemptions (SCHED-94).
         self._sleep = sleep_sets and max_preemptions is None
+        self._bounded_sleep = (self._reduce and max_preemptions is not None
+                               and self.bounded_sleep_sets)
         self._bounds: list[int | None] = (
             [*ITERATIVE_BOUNDS, None] if self._sleep else [max_preemptions])
         self._level = 0
@@ -301,11 +308,13 @@ class DFSScheduler(Scheduler):
     def _new_node(self, point: Point, enabled: list[Point], tids: tuple[int, ...]) -> _Node | None:
         """A choice point no run has reached on this path; None to abandon the run (every
         thread that could run is asleep, or over the bound)."""
-        sleep = self._sleep_here() if self._sleep else {}
+        sleep = self._sleep_here() if self._sleep or self._bounded_sleep else {}
         if self._redundant is not None:
             return None
         node = _Node(tids, point.thread in tids, self._preemptions, len(self._history),
                      {t: s for t, s in sleep.items() if t in tids} if sleep else {})
+        if node.sleep and self._bounded_sleep:
+            self._wake_bounded(node, point.thread)
         if node.sleep or self.bound is not None:
             allowed = [t for t in tids if self._allowed(node, t)]
             if not allowed:
@@ -348,7 +357,8 @@ class DFSScheduler(Scheduler):
         if not self._path:
             return {}
         parent = self._path[-1]
-        if (parent is self._backtracked or parent.forced) and parent.step < len(
+        bounded = self._bounded_sleep
+        if not bounded and (parent is self._backtracked or parent.forced) and parent.step < len(
                 self._history) and stutters(self._history[parent.step]) and all(
                 t in parent.sleep or self._within_bound(parent, t) for t in parent.tids):
             # The thread tried here only began to wait: the state is the one it left, with
@@ -365,7 +375,8 @@ class DFSScheduler(Scheduler):
         sleep = dict(parent.sleep) if parent.sleep else {}
         if len(parent.done) > 1:
             for t in parent.done:
-                if t != parent.chosen and t in parent.taken:
+                if t != parent.chosen and t in parent.taken and (
+                        not bounded or self._sleeps_within_bound(parent, t)):
                     sleep[t] = parent.taken[t]
         if not sleep:
             return sleep  # nothing asleep: no step since can wake a sleeper or run one
@@ -374,13 +385,46 @@ class DFSScheduler(Scheduler):
             if step.thread in sleep:
                 self._redundant = k
                 return {}
-            if stutters(step):
-                continue  # it changed nothing another thread could see (SCHED-32)
+            if stutters(step) and not bounded:
+                # It changed nothing another thread could see (SCHED-32); under a bound a
+                # sleeper's release moved before it would let it through (SCHED-94).
+                continue
             if sleep:
                 here = _summary(step.footprint)
                 for t in [t for t, fp in sleep.items() if _conflict(fp, here)]:
                     del sleep[t]
         return sleep
+
+    def _sleeps_within_bound(self, node: _Node, t: int) -> bool:
+        """Whether ``t``, explored at ``node``, may sleep while its chosen thread is
+        (SCHED-94): a schedule that runs ``t``'s step later, after steps it commutes with,
+        is the one running it first, which costs ``node.cost(t)``, and a preemption more
+        where ``t`` could run after it (switching back costs one); no more than the
+        choice made here costs, that one is within the bound and was explored.  (Running
+        it later costs no less than it saves there: see ``_wake_bounded``.)"""
+        return node.cost(t) + (t in node.goes_on) <= node.cost(node.chosen)
+
+    def _wake_bounded(self, node: _Node, current: int) -> None:
+        """Under a bound, a choice point whose default is not the running thread (it
+        yields) prunes no sleeper, nor do those below it (SCHED-94): the default after a
+        yield is the next thread round-robin, which a sleeper's step moved first may
+        change; nor does a sleeper that is the default here (choosing it costs nothing
+        here, but may after the step moved first)."""
+        if node.current_runnable and node.tids[0] != current:
+            node.sleep = {}
+        elif node.current_runnable and node.tids[0] in node.sleep:
+            del node.sleep[node.tids[0]]
+
+    def _could_go_on(self, steps: Sequence[Step], node: _Node) -> bool:
+        """Whether the thread that took ``node``'s step could run right after it (a
+        switch to another then costs a preemption); unknown counts as could."""
+        k = node.step + 1
+        if k >= len(steps):
+            return False  # the run ended with it
+        after = steps[k]
+        if after.choice is not None and after.choice < len(self._path):
+            return self._path[after.choice].current_runnable
+        return after.thread == node.chosen  # the one thread that could run
 
     # -- after a run ----------------------------------------------------------
 
@@ -406,6 +450,8 @@ class DFSScheduler(Scheduler):
         for node in self._path[self._fresh_node:]:  # the earlier ones are noted
             if node.step < len(steps) and node.chosen not in node.taken:
                 node.taken[node.chosen] = _summary(steps[node.step].footprint)
+                if self._bounded_sleep and self._could_go_on(steps, node):
+                    node.goes_on.add(node.chosen)
 
     def _add_backtracks(self, steps: Sequence[Step]) -> None:
         """For each race of the run's new steps, make sure a thread that starts the
