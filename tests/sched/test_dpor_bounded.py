@@ -92,21 +92,31 @@ def test_the_bounded_search_reaches_what_every_schedule_within_the_bound_reaches
         assert len(below) > 2
 
 
+class SleepSets(DFSScheduler):
+    """The reduced bounded search with its sleep sets (SCHED-94)."""
+
+    bounded_sleep_sets = True
+
+
 def test_the_bounded_search_agrees_with_the_oracle_on_the_hand_written_programs():
-    """SCHED-71: on each of ``dpor_programs``' programs (locks, Conditions, Events, joins,
-    yields, plain shared variables) the reduced bounded search reaches the oracle's
-    outcomes at bounds 0..2 (``benchmarks/dpor_campaign.py --bounded`` goes to 3), in
-    fewer schedules in all."""
-    runs = [0, 0]
+    """SCHED-71, SCHED-94: on each of ``dpor_programs``' programs (locks, Conditions,
+    Events, joins, yields, plain shared variables) the reduced bounded search, without and
+    with sleep sets, reaches the oracle's outcomes at bounds 0..2
+    (``benchmarks/dpor_campaign.py --bounded`` goes to 3), in fewer schedules in all, and
+    fewer again with sleep sets."""
+    runs = [0, 0, 0]
     with Session(RunOptions(granularity="sync", max_steps=2_000), quiet=True) as session:
         for program in [*dpor_programs.PROGRAMS, *dpor_programs.RACY]:
             for k in (0, 1, 2):
                 full, full_runs = outcomes(program, Enumerate(k), session=session)
-                reduced, reduced_runs = outcomes(program, DFSScheduler(k, reduce_bound=True), session=session)
-                assert reduced == full, (program.__name__, k, full - reduced, reduced - full)
                 runs[0] += full_runs
-                runs[1] += reduced_runs
-    assert runs[1] * 2 < runs[0], runs
+                for i, scheduler in enumerate((DFSScheduler, SleepSets), 1):
+                    reduced, reduced_runs = outcomes(program, scheduler(k, reduce_bound=True),
+                                                     session=session)
+                    assert reduced == full, (program.__name__, k, scheduler.__name__,
+                                             full - reduced, reduced - full)
+                    runs[i] += reduced_runs
+    assert runs[2] < runs[1] and runs[1] * 2 < runs[0], runs
 
 
 def _agree(granularity: str, tmp_path) -> None:

@@ -397,12 +397,15 @@ class DFSScheduler(Scheduler):
 
     def _sleeps_within_bound(self, node: _Node, t: int) -> bool:
         """Whether ``t``, explored at ``node``, may sleep while its chosen thread is
-        (SCHED-94): a schedule that runs ``t``'s step later, after steps it commutes with,
-        is the one running it first, which costs ``node.cost(t)``, and a preemption more
-        where ``t`` could run after it (switching back costs one); no more than the
-        choice made here costs, that one is within the bound and was explored.  (Running
-        it later costs no less than it saves there: see ``_wake_bounded``.)"""
-        return node.cost(t) + (t in node.goes_on) <= node.cost(node.chosen)
+        (SCHED-94): only where ``t`` could run after its step there, and choosing it costs
+        a preemption less than the choice made (it is the running thread, and the choice
+        made preempts it).  A schedule that runs that step later, after steps it commutes
+        with, then has an equivalent one that runs it first, which costs no more (running
+        it there, then switching back, is one preemption, which the later schedule paid
+        here), within the bound: explored.  A step after which ``t`` could not run is not
+        such a sleeper: moved first, it may leave every other thread blocked where the
+        later schedule does not, and virtual time passes there, not in the later one."""
+        return t in node.goes_on and node.cost(t) + 1 <= node.cost(node.chosen)
 
     def _wake_bounded(self, node: _Node, current: int) -> None:
         """Under a bound, a choice point whose default is not the running thread (it
