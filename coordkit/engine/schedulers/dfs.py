@@ -17,7 +17,8 @@ not yet explored, and goes on with default choices; ``end`` picks the next.
   one schedule per class may keep one over the bound and drop the class; BPOR makes up
   for it by trying each race's thread also at the choice point where the block of
   steps holding the race's first step began, where the switch costs no preemption
-  more than the one the run made there; no sleep sets (SCHED-35, SCHED-71).
+  more than the one the run made there (SCHED-35, SCHED-71); sleep sets only for a
+  running thread preempted by the choice made that could run after its step (SCHED-94).
 """
 
 from __future__ import annotations
@@ -153,9 +154,9 @@ class DFSScheduler(Scheduler):
     """
 
     name = "dfs"
-    # Sleep sets under a bound (SCHED-94), with ``reduce_bound``: off until the
-    # differential check proves them.
-    bounded_sleep_sets = False
+    # Sleep sets under a bound (SCHED-94), with ``reduce_bound`` (False: BPOR alone, for
+    # the differential check).
+    bounded_sleep_sets = True
 
     def __init__(self, max_preemptions: int | None = 2, sleep_sets: bool = True,
                  reduce_bound: bool = False) -> None:
