@@ -1,0 +1,114 @@
+"""DPOR split into subtrees (PAR-17..PAR-20), in this process: the split search's
+bookkeeping under many orders of jobs coming back (``Inline``), compared with the
+sequential search by the classes of runs each covers (PAR-19)."""
+
+from __future__ import annotations
+
+import pytest
+
+from coordkit.engine.parallel.split import Inline, SplitSearch, class_key
+from coordkit.engine.parallel.units import sendable_options
+from coordkit.engine.run import Session
+from coordkit.engine.schedulers import DFSScheduler
+from coordkit.engine.search import run_options
+from tests.sched import dpor_programs
+
+pytestmark = pytest.mark.timeout(120)
+
+# (seed of the order jobs come back in, runs per job, workers): one job at a time,
+# tiny slices with many workers (a split at nearly every run), and in between.
+ORDERS = [(0, 1, 8), (1, 3, 2), (2, 8, 3)]
+
+
+def sequential(fn, granularity="sync", max_preemptions=None):
+    """The sequential search: the class keys of its last level, whether it failed."""
+    scheduler = DFSScheduler(max_preemptions=max_preemptions)
+    keys, failed = set(), []
+    with Session(run_options(fn, granularity=granularity), quiet=True) as session:
+        session.learning = False
+        while not scheduler.exhausted and not failed:
+            classes, level = scheduler.classes, scheduler._level
+            run = session.run(fn, scheduler, run_index=0)
+            if run.failure is not None:
+                failed.append(class_key(run.footprints))
+            elif scheduler._level != level:
+                keys = set()
+            elif scheduler.classes > classes:
+                keys.add(class_key(run.footprints))
+    return keys, failed, scheduler
+
+
+def split(fn, seed, runs, workers, granularity="sync", max_preemptions=None):
+    """The split search in this process, jobs coming back in an order drawn from ``seed``."""
+    scheduler = DFSScheduler(max_preemptions=max_preemptions)
+    options = run_options(fn, granularity=granularity)
+    with Session(options, quiet=True) as session:
+        session.learning = False
+        search = SplitSearch(fn, sendable_options(options), frozenset(),
+                             Inline(session, workers, seed), ran=lambda _: None,
+                             budget=lambda: 10**9, time_left=lambda: None, slice=runs, keys=True)
+        search.search(scheduler)
+    return search, scheduler
+
+
+PASSING = [fn for fn in dpor_programs.PROGRAMS if not sequential(fn)[1]]
+FAILING = [fn for fn in dpor_programs.PROGRAMS if fn not in PASSING]
+
+
+def test_the_programs_include_failing_ones():
+    assert len(PASSING) > 20 and FAILING
+
+
+@pytest.mark.parametrize("fn", PASSING, ids=lambda fn: fn.__name__)
+def test_split_search_covers_the_sequential_classes(fn):
+    """PAR-18, PAR-19: same exhausted verdict, same set of classes, whatever the split."""
+    keys, _, reference = sequential(fn)
+    assert reference.exhausted
+    for seed, runs, workers in ORDERS:
+        search, scheduler = split(fn, seed, runs, workers)
+        assert scheduler.exhausted and not search.found
+        assert search.keys == keys, (seed, runs, workers)
+        assert scheduler.coverage("sync") is not None
+
+
+@pytest.mark.parametrize("fn", FAILING, ids=lambda fn: fn.__name__)
+def test_split_search_reports_one_failure_whatever_the_order(fn):
+    """PAR-20: a failure is found when the sequential search finds one, and the one
+    reported (the least class key of the level's failures) does not depend on the order
+    jobs come back in."""
+    _, failed, _ = sequential(fn)
+    chosen = set()
+    for seed, runs, workers in ORDERS:
+        search, scheduler = split(fn, seed, runs, workers)
+        assert search.found and not scheduler.exhausted
+        chosen.add(min(f.key for f in search.found))
+    assert len(chosen) == 1 and failed
+
+
+def test_a_bounded_search_splits_too():
+    """PAR-17: a search with a preemption bound (one level) covers the same classes."""
+    fn = dpor_programs.notify_all_waiters
+    keys, _, _ = sequential(fn, max_preemptions=1)
+    search, scheduler = split(fn, 3, 2, 4, max_preemptions=1)
+    assert scheduler.exhausted and search.keys == keys
+
+
+def test_rooted_search_replays_its_root_and_never_leaves_it():
+    """PAR-17: ``rooted(depth, thread)`` runs through the root's choices, takes ``thread``
+    there, and backtracks only below the root."""
+    fn = dpor_programs.locked_appends
+    whole = DFSScheduler(max_preemptions=None).at_level(3)
+    with Session(run_options(fn, granularity="sync"), quiet=True) as session:
+        session.learning = False
+        session.run(fn, whole)
+        root = whole._path[0]
+        other = next(t for t in root.tids if t != root.chosen)
+        part = whole.rooted(0, other)
+        first = True
+        while not part.subtree_done:
+            run = session.run(fn, part)
+            assert run.choices[0][1] == root.tids.index(other)
+            if first:
+                assert part._path[0].chosen == other and part._floor == 1
+                first = False
+        assert part._path[0].chosen == other  # never backtracked above its root
