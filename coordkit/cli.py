@@ -657,9 +657,11 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--adversarial", action="store_true",
                          help="let an event loop run any ready callback next (AIO-44)")
     explore.add_argument("--workers", type=int, default=None,
-                         help="run pct/random schedules in N worker processes (PAR-1)")
+                         help="run pct/random schedules, or dfs subtrees, in N worker "
+                              "processes (PAR-1, PAR-17)")
     explore.add_argument("--scheduler-address", default=None, metavar="tcp://HOST:PORT",
-                         help="run pct/random schedules on this Dask cluster's workers, "
+                         help="run pct/random schedules, or dfs subtrees, on this Dask "
+                              "cluster's workers, "
                               "pip install 'coordkit[dask]' (PAR-10)")
     explore.add_argument("--json", action="store_true",
                          help="print one JSON document (verdict, failure, threads, rows, races)")

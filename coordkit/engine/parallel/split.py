@@ -23,6 +23,7 @@ function of the failing class, not of which worker found what first (PAR-20).
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,6 +88,7 @@ class JobReport:
     classes: int
     found: list[Found] = field(default_factory=list)
     keys: list[ClassKey] = field(default_factory=list)
+    cpu: float = 0.0  # CPU seconds the job took in its worker (the parallel cost, PAR-21)
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ class Job:
         scheduler = self.scheduler
         deadline = None if self.time_left is None else sync.real_monotonic() + self.time_left
         report = JobReport(scheduler, [], [], 0, 0)
+        cpu = time.process_time()
         for index in range(self.first, self.first + self.runs):
             if scheduler.subtree_done or stop_above() < 0 or (
                     deadline is not None and sync.real_monotonic() >= deadline):
@@ -138,6 +141,7 @@ class Job:
         report.above = scheduler.above()
         report.schedules, report.classes = scheduler.schedules, scheduler.classes
         scheduler.schedules = scheduler.classes = 0
+        report.cpu = time.process_time() - cpu
         return report
 
 
@@ -186,6 +190,8 @@ class SplitSearch:
         self.keys: set[ClassKey] = set()
         self.next_index = 0
         self.schedules = self.classes = 0  # of the level searched last
+        self.cpu = 0.0  # CPU seconds of every job, in its worker
+        self.jobs = 0  # jobs run
         self.found: list[Found] = []
         self.learned: frozenset[int] = frozenset()  # racing sites the runs saw (auto)
 
@@ -194,10 +200,11 @@ class SplitSearch:
         (``scheduler`` is then marked exhausted, with the last level's counts).  Stops
         after the level in which a failure was found (``self.found``), and, with
         ``learn``, after the level in which a run saw a racing site not yet a scheduling
-        point (``self.learned``: the search must start over with it, SCHED-70)."""
+        point (``self.learned``: the search must start over with it, RACE-6)."""
         for level in range(scheduler.levels):
-            if not self._level(scheduler.at_level(level), learn):
-                return False
+            with self.executor.watching(f"level {level} of the DPOR search"):
+                if not self._level(scheduler.at_level(level), learn):
+                    return False
             if self.found or self.learned:
                 return False
         scheduler.finish(self.schedules, self.classes)
@@ -288,6 +295,8 @@ class _Level:
                 seen = frozenset().union(*(race.sites for race in summary.races))
                 search.learned |= seen - search.racing
         search.schedules += report.schedules
+        search.cpu += report.cpu
+        search.jobs += 1
         search.classes += report.classes
         search.found.extend(report.found)
         search.keys.update(report.keys)
