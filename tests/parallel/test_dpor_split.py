@@ -5,13 +5,16 @@ sequential search by the classes of runs each covers (PAR-19)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
 
 from coordkit.engine.parallel.split import Inline, SplitSearch, class_key
 from coordkit.engine.parallel.units import sendable_options
 from coordkit.engine.run import Session
 from coordkit.engine.schedulers import DFSScheduler
 from coordkit.engine.search import run_options
-from tests.sched import dpor_programs
+from tests.sched import dpor_programs, shapes
+from tests.sched.programs import needs_line_granularity
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -20,13 +23,15 @@ pytestmark = pytest.mark.timeout(120)
 ORDERS = [(0, 1, 8), (1, 3, 2), (2, 8, 3)]
 
 
-def sequential(fn, granularity="sync", max_preemptions=None):
+def sequential(fn, granularity="sync", max_preemptions=None, max_runs=10**6):
     """The sequential search: the class keys of its last level, whether it failed."""
     scheduler = DFSScheduler(max_preemptions=max_preemptions)
     keys, failed = set(), []
     with Session(run_options(fn, granularity=granularity), quiet=True) as session:
         session.learning = False
-        while not scheduler.exhausted and not failed:
+        for _ in range(max_runs):
+            if scheduler.exhausted or failed:
+                break
             classes, level = scheduler.classes, scheduler._level
             run = session.run(fn, scheduler, run_index=0)
             if run.failure is not None:
@@ -112,3 +117,31 @@ def test_rooted_search_replays_its_root_and_never_leaves_it():
                 assert part._path[0].chosen == other and part._floor == 1
                 first = False
         assert part._path[0].chosen == other  # never backtracked above its root
+
+
+# Generated programs per granularity in CI; the nightly profile scales them up.
+GENERATED = {"sync": 25, "line": 8}
+SCALE = max(1.0, settings().max_examples / 250)
+
+
+@pytest.mark.parametrize("granularity", ["sync", pytest.param("line", marks=needs_line_granularity)])
+@pytest.mark.timeout(max(120, int(10 * SCALE * 3)))
+def test_split_search_covers_the_sequential_classes_of_generated_programs(granularity, tmp_path):
+    """PAR-18, PAR-19 on tests/sched/shapes.py's programs: the same verdict, and the same
+    classes (or the same failing class reported, whatever the order), as the sequential
+    search, under an order, job size and number of workers drawn for each."""
+
+    @settings(max_examples=int(GENERATED[granularity] * SCALE), deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @given(shapes.plans(granularity), st.integers(0, 99), st.integers(1, 6), st.integers(2, 4))
+    def agree(plan, seed, runs, workers):
+        fn = shapes.load(plan, tmp_path)
+        keys, failed, reference = sequential(fn, granularity, max_runs=400)
+        if not reference.exhausted and not failed:
+            reject()  # too many schedules for a quick test
+        search, scheduler = split(fn, seed, runs, workers, granularity)
+        assert bool(search.found) == bool(failed), plan
+        if not failed:
+            assert scheduler.exhausted and search.keys == keys, plan
+
+    agree()

@@ -40,6 +40,8 @@ __all__ = ["SLICE", "Inline", "Job", "JobReport", "SplitSearch", "class_key"]
 
 # Runs a job makes before it comes back to be split: more cost less, fewer balance sooner.
 SLICE = 32
+# ... and while a worker waits with no job to take: it comes back soon, with branches.
+SHORT = 4
 
 ClassKey = tuple[int, tuple[tuple[tuple[int, int, str], ...], ...]]
 
@@ -280,6 +282,8 @@ class _Level:
             if time_left is not None and time_left <= 0:
                 return
             scheduler = self.parked.pop(0)
+            if not self.parked and len(self.running) + 1 < workers:
+                runs = min(runs, SHORT)  # a worker is left idle: split this job soon
             job = Job(search.fn, search.options, search.racing, scheduler, search.next_index,
                       runs, time_left, search.want_keys)
             search.next_index += runs  # each run its own index (race detection's schedule)
