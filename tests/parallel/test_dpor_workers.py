@@ -115,3 +115,34 @@ def test_the_benchmark_prints_both_worker_counts():
     rows = [line.split() for line in out.stdout.splitlines() if " sync " in line]
     assert [r[r.index("sync") + 1] for r in rows] == ["none", "1", "2"], out.stdout
     assert "load average before" in out.stdout and "cpu wkrs" in out.stdout
+
+
+@pytest.mark.parametrize("fn", dpor_programs.RACY, ids=lambda fn: fn.__name__)
+def test_at_auto_granularity_a_split_search_learns_and_starts_over(fn):
+    """PAR-21 (RACE-6): the runs' racing sites become scheduling points and the search
+    starts over with them, as in one process: exhausted, the same verdict."""
+    kwargs = {"strategy": "dfs", "max_preemptions": None, "granularity": "auto"}
+    alone = coordkit.explore(fn, **kwargs)
+    both = coordkit.explore(fn, workers=2, **kwargs)
+    assert alone.racing_sites >= 1 and both.racing_sites >= 1
+    assert both.exhausted and _verdict(both.coverage) == _verdict(alone.coverage)
+
+
+def test_budgets_and_ctrl_c_stop_a_split_search():
+    """PAR-21: max_schedules is never passed (jobs in flight count), time_budget stops it
+    unexhausted, Ctrl-C leaves no worker running (PAR-6)."""
+    import multiprocessing
+
+    fn = functools.partial(programs.call, dpor_programs.notify_chooses_a_waiter)
+    kwargs = {"strategy": "dfs", "max_preemptions": None, "granularity": "sync", "workers": 2}
+    few = coordkit.explore(fn, max_schedules=5, **kwargs)
+    assert not few.exhausted and few.schedules_run == 5 and few.coverage is None
+
+    def interrupt(runs: int, elapsed: float) -> None:
+        if runs >= 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        coordkit.explore(fn, max_schedules=10_000, progress=interrupt, **kwargs)
+    assert stopped.value.coordkit_result.interrupted
+    assert multiprocessing.active_children() == []

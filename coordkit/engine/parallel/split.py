@@ -284,15 +284,17 @@ class _Level:
             scheduler = self.parked.pop(0)
             if not self.parked and len(self.running) + 1 < workers:
                 runs = min(runs, SHORT)  # a worker is left idle: split this job soon
+            # Numbered from the runs made so far, as in one process: jobs running at once
+            # share numbers, so the first runs of a search all detect races (LEARNING_RUNS).
             job = Job(search.fn, search.options, search.racing, scheduler, search.next_index,
                       runs, time_left, search.want_keys)
-            search.next_index += runs  # each run its own index (race detection's schedule)
             self.running[search.executor.submit(job)] = job
 
     def back(self, job: Job, report: JobReport, learn: bool) -> None:
         """A job came back: count its runs, park what is left of it, place its backtrack
         points above its root and those that waited for it."""
         search = self.search
+        search.next_index += len(report.summaries)
         for summary in report.summaries:
             search.ran(summary)
             if learn:
