@@ -22,6 +22,7 @@ function of the failing class, not of which worker found what first (PAR-20).
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -39,7 +40,7 @@ from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler
 __all__ = ["SLICE", "Inline", "Job", "JobReport", "SplitSearch", "class_key"]
 
 # Runs a job makes before it comes back to be split: more cost less, fewer balance sooner.
-SLICE = 32
+SLICE = 16
 # ... and while a worker waits with no job to take: it comes back soon, with branches.
 SHORT = 4
 
@@ -91,6 +92,7 @@ class JobReport:
     found: list[Found] = field(default_factory=list)
     keys: list[ClassKey] = field(default_factory=list)
     cpu: float = 0.0  # CPU seconds the job took in its worker (the parallel cost, PAR-21)
+    pid: int = 0  # the worker's process
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,7 @@ class Job:
         report.schedules, report.classes = scheduler.schedules, scheduler.classes
         scheduler.schedules = scheduler.classes = 0
         report.cpu = time.process_time() - cpu
+        report.pid = os.getpid()
         return report
 
 
@@ -193,6 +196,7 @@ class SplitSearch:
         self.next_index = 0
         self.schedules = self.classes = 0  # of the level searched last
         self.cpu = 0.0  # CPU seconds of every job, in its worker
+        self.cpu_by_worker: dict[int, float] = {}  # the same per worker process
         self.jobs = 0  # jobs run
         self.found: list[Found] = []
         self.learned: frozenset[int] = frozenset()  # racing sites the runs saw (auto)
@@ -302,6 +306,7 @@ class _Level:
                 search.learned |= seen - search.racing
         search.schedules += report.schedules
         search.cpu += report.cpu
+        search.cpu_by_worker[report.pid] = search.cpu_by_worker.get(report.pid, 0.0) + report.cpu
         search.jobs += 1
         search.classes += report.classes
         search.found.extend(report.found)
