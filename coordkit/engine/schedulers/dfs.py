@@ -539,6 +539,28 @@ class DFSScheduler(Scheduler):
         return part.subtree()
 
     @property
+    def root(self) -> int:
+        """How many choice points of the path are another search's (0: none)."""
+        return self._floor
+
+    @property
+    def level(self) -> int:
+        """The index of the level (bound) being searched, in ``levels``."""
+        return self._level
+
+    def claims(self) -> list[tuple[tuple[int, ...], int]]:
+        """Each branch this subtree search has begun or given away, as (the choice point's
+        ``key``, thread), at the choice points it may still backtrack to (PAR-18)."""
+        return [(self.key(depth), t) for depth in range(self._floor, len(self._path))
+                for t in self._path[depth].done]
+
+    def may_take(self, depth: int, thread: int) -> bool:
+        """Whether ``thread`` may be tried at choice point ``depth`` of the path: not asleep
+        there, not begun there, within the level's bound."""
+        node = self._path[depth]
+        return thread not in node.done and self._allowed(node, thread)
+
+    @property
     def subtree_done(self) -> bool:
         """Every branch of a ``subtree`` search's subtree is explored."""
         return self._subtree_done
