@@ -144,6 +144,7 @@ def _access(ex: Execution, site: Site, frame: Any) -> None:
     tracer = ex.tracer
     pending = tracer.pending
     recorder = ex.recorder
+    again = None
     if recorder is not None:
         recorder.accesses += 1
         again = recorder.names_again
@@ -152,7 +153,7 @@ def _access(ex: Execution, site: Site, frame: Any) -> None:
                 carry(site, Frame(frame, pending.loaded), pending)
             return
     named = Frame(frame, pending.loaded)
-    if site.site_key not in tracer.checked and site.kind in _ESCAPE_KINDS:
+    if again is None and site.site_key not in tracer.checked and site.kind in _ESCAPE_KINDS:
         tracer.checked.add(site.site_key)
         escape = _escape(site, named)
         if escape is not None:
