@@ -332,34 +332,38 @@ def _holds_begun(step: Step, holds: dict[str, tuple[int, int]],
 
 
 def _only_lets_proceed(earlier: Step, later: Step) -> bool:
-    """Every conflict between the two steps is one where ``earlier`` only lets ``later``
-    proceed (``points.lets_proceed``) with an operation ``later`` does before anything
-    but reads of what ``earlier`` does not write (run first, it would have waited there,
-    having changed nothing; the reads commute with ``earlier``): not a race.  A join of
-    an ended thread is no point of its own, so it may be inside a line's step, or follow
-    another join (or a read of the list of threads it joins) in one step.  Never a step
-    that resumes a wait: its thread was woken by another step (a timeout, a notify), so
-    it could run before ``earlier``, and would not have waited there (SCHED-32)."""
+    """The first conflict between the two steps, in ``later``'s order, is one where
+    ``earlier`` only lets ``later`` proceed (``points.lets_proceed``), and ``later`` does
+    nothing before it but reads (run first, it would have waited there, having changed
+    nothing; the reads commute with ``earlier``): not a race.  What ``later`` does after
+    that operation (a read of what ``earlier`` wrote, code whose effects are unknown) it
+    could not have done before ``earlier``.  A join of an ended thread is no point of
+    its own, so it may be inside a line's step, or follow another join (or a read of the
+    list of threads it joins) in one step.  Never a step that resumes a wait: its thread
+    was woken by another step (a timeout, a notify), so it could run before
+    ``earlier``, and would not have waited there (SCHED-32)."""
     if any(e.op == "resume" for e in later.footprint):
         return False
     objs = {x.obj for x in earlier.footprint}
     if ANY in objs:
         return False
-    pairs = [(x, y) for y in later.footprint if y.obj in objs
-             for x in earlier.footprint
-             if x.obj == y.obj and (x.access == WRITE or y.access == WRITE)]
-    if not pairs or any(e.obj == ANY for e in later.footprint):
-        return False
-    if not all(lets_proceed(x, y) for x, y in pairs):
-        return False
-    waits = {id(y) for _, y in pairs}
-    written = {x.obj for x in earlier.footprint if x.access == WRITE}
-    for e in later.footprint:
-        if id(e) in waits:
-            return True
-        if e.access != READ or e.obj in written:
+    footprint = later.footprint
+    for k, e in enumerate(footprint):
+        if e.obj == ANY:
+            return False
+        if e.obj in objs and _conflicts(e, earlier.footprint):
+            # That operation, and what else ``later`` does to its object (the ``try`` of
+            # one that may give up: SCHED-46).
+            return all(lets_proceed(x, y) for y in footprint[k:] if y.obj == e.obj
+                       for x in _conflicts(y, earlier.footprint))
+        if e.access != READ:
             return False
     return False
+
+
+def _conflicts(e: Effect, footprint: list[Effect]) -> list[Effect]:
+    """The effects of ``footprint`` that conflict with ``e``: its object, one a write."""
+    return [x for x in footprint if x.obj == e.obj and (x.access == WRITE or e.access == WRITE)]
 
 
 def _waiting_objects(footprint: list[Effect], released: set[str]) -> set[str]:
