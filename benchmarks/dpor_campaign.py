@@ -15,6 +15,10 @@ over the exhausted programs.  Each difference and error is printed with its plan
     python benchmarks/dpor_campaign.py --programs 300             # per granularity
     python benchmarks/dpor_campaign.py --seconds 1200 --granularity sync line auto
     python benchmarks/dpor_campaign.py --replay "Plan(...)" --granularity line --minimise
+    python benchmarks/dpor_campaign.py --programs 300 --theme sections --equivalence lock-aware
+
+``--theme sections`` draws critical sections and Condition waits (``shapes.SECTIONS``);
+``--equivalence lock-aware`` compares DPOR under the lock-aware equivalence (SCHED-80).
 
 ``COORDKIT_CAMPAIGN_SEED`` (or ``--seed``) fixes the draws.
 """
@@ -41,6 +45,8 @@ from tests.sched.dpor_oracle import compare  # noqa: E402
 from tests.sched.shapes import Plan, Spec  # noqa: E402
 
 CHUNK = 100  # programs per Hypothesis call (each with its own seed): larger calls draw larger plans
+# What the command line chose: the equivalence DPOR explores, the generator's theme.
+OPTIONS = {"equivalence": "trace", "theme": "any"}
 
 
 @dataclass
@@ -61,7 +67,7 @@ def check(plan: Plan, granularity: str, directory: Path, max_runs: int) -> tuple
     try:
         reduced, full, reduced_runs, full_runs = compare(
             shapes.load(plan, directory), granularity=granularity, max_runs=max_runs,
-            reuse=True)
+            reuse=True, equivalence=OPTIONS["equivalence"])
     except AssertionError as exc:
         if "not exhausted" in str(exc):
             return "rejected", str(exc)
@@ -105,7 +111,7 @@ def campaign(granularity: str, tally: Tally, directory: Path, *, programs: int, 
         @seed(first_seed + chunk)
         @settings(max_examples=CHUNK, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
-        @given(shapes.plans(granularity))
+        @given(shapes.plans(granularity, OPTIONS["theme"]))
         def one(plan: Plan) -> None:
             if tally.programs >= programs or time.monotonic() >= deadline:
                 return
@@ -161,7 +167,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=int(os.environ.get("COORDKIT_CAMPAIGN_SEED", "0")))
     parser.add_argument("--minimise", action="store_true", help="shrink each difference found")
     parser.add_argument("--replay", help="a plan's repr: run it (at the first --granularity)")
+    parser.add_argument("--equivalence", default="trace", choices=["trace", "lock-aware"])
+    parser.add_argument("--theme", default="any", choices=["any", "sections"])
     args = parser.parse_args()
+    OPTIONS.update(equivalence=args.equivalence, theme=args.theme)
     if args.programs == 10**9 and args.seconds is None and args.replay is None:
         parser.error("give --programs, --seconds or --replay")
     granularities = [g for g in args.granularity if g != "line" or SWITCHES]
