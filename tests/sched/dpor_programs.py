@@ -1564,7 +1564,7 @@ def write_before_an_empty_section_read_after_another():
     report(tuple(seen))
 
 
-def _beside(other, own) -> None:
+def _alongside(other, own) -> None:
     """Run ``other`` in a thread while the main thread runs ``own``, then join it."""
     t = threading.Thread(target=other)
     t.start()
@@ -1587,7 +1587,7 @@ def sections_conflicting_through_a_third_object():
             seen.append(box["b"])
         seen.append(box["a"])
 
-    _beside(w, r)
+    _alongside(w, r)
     report(tuple(seen))
 
 
@@ -1605,7 +1605,7 @@ def read_only_sections_and_a_write():
             box["a"] = 1
         reader()
 
-    _beside(reader, writer)
+    _alongside(reader, writer)
     report(tuple(seen))
 
 
@@ -1622,7 +1622,7 @@ def nested_locks_in_either_order():
         with b, a:
             seen.append(2)
 
-    _beside(one, two)
+    _alongside(one, two)
     report(tuple(seen))
 
 
