@@ -4,7 +4,10 @@ For each program, in one run: the schedules the unreduced search needs (every
 choice at every choice point: ``DFSScheduler(None, sleep_sets=False)``), the
 schedules DPOR runs (``strategy="dfs", max_preemptions=None``: bounds 0, 1, 2, then
 unbounded) and the equivalence classes it reports, the seconds each took, and
-whether the two reached the same set of outcomes (final state, failure kind); and
+whether the two reached the same set of outcomes (final state, failure kind), once per
+equivalence DPOR explores the classes of (``trace``: Mazurkiewicz traces, the default;
+``lock-aware``: critical sections and Condition waits that do not conflict commute,
+SCHED-80/81); and
 what a plain run of the program costs (random schedules, no footprints, no DPOR),
 times the classes: the floor under any exhaustive search that runs the program once
 per class, whatever its reduction.  Then
@@ -20,6 +23,7 @@ cancels; unlike CPU time it does not move with the machine's load.
 
     python benchmarks/dpor.py            # ~2-4 min on 2 cores
     python benchmarks/dpor.py --budget 10 --no-instructions
+    python benchmarks/dpor.py --family --budget 120   # the buffer family, each equivalence
 """
 
 from __future__ import annotations
@@ -124,7 +128,7 @@ def search(fn: Callable[[], None], strategy, granularity: str, budget: float):
     seconds = time.perf_counter() - started, time.process_time() - cpu
     classes = None
     if result.coverage and "equivalence classes" in result.coverage:
-        classes = int(result.coverage.split("(")[1].split()[0])
+        classes = int(result.coverage.split("(")[-1].split()[0])
     elif not result.exhausted and strategy.sleep_sets and strategy.bound is None:
         classes = f">= {strategy.classes:,}"
     outcomes = set(SEEN)
@@ -133,10 +137,21 @@ def search(fn: Callable[[], None], strategy, granularity: str, budget: float):
     return result.schedules_run, classes, seconds, outcomes, result.exhausted
 
 
-def row(name: str, fn: Callable[[], None], granularity: str, budget: float) -> str:
+EQUIVALENCES = ("trace", "lock-aware")
+
+
+def rows(name: str, fn: Callable[[], None], granularity: str, budget: float) -> list[str]:
+    """One row per equivalence (the unreduced search and the plain run measured once)."""
     plain = plain_run_ms(fn, granularity, 500)  # first: before the searches grow the heap
     full = search(fn, coordkit.DFSScheduler(None, sleep_sets=False), granularity, budget)
-    reduced = search(fn, coordkit.DFSScheduler(None), granularity, budget)
+    return [row(name, fn, granularity, budget, plain, full, equivalence)
+            for equivalence in EQUIVALENCES]
+
+
+def row(name: str, fn: Callable[[], None], granularity: str, budget: float, plain: float,
+        full: tuple, equivalence: str) -> str:
+    reduced = search(fn, coordkit.DFSScheduler(None, equivalence=equivalence), granularity,
+                     budget)
 
     def runs(r) -> str:
         return f"{r[0]:,}" + ("" if r[4] else f" (not done in {budget:g}s)")
@@ -145,7 +160,7 @@ def row(name: str, fn: Callable[[], None], granularity: str, budget: float) -> s
         "n/a" if not (full[4] and reduced[4]) else "NO")
     per_run = 1000 * reduced[2][1] / max(reduced[0], 1)
     floor = plain * (reduced[1] if isinstance(reduced[1], int) else reduced[0]) / 1000
-    return (f"| {name} | {granularity} | {runs(full)} | {runs(reduced)} | "
+    return (f"| {name} | {granularity} | {equivalence} | {runs(full)} | {runs(reduced)} | "
             f"{reduced[1] if reduced[1] is not None else '-'} | {full[2][0]:.2f} | "
             f"{reduced[2][0]:.2f} ({reduced[2][1]:.2f}) | {per_run:.2f} | {plain:.2f} | "
             f"{per_run / plain:.1f}x | {floor:.2f} | {equal} |")
@@ -159,6 +174,25 @@ def plain_run_ms(fn: Callable[[], None], granularity: str, n: int) -> float:
     result = coordkit.explore(fn, strategy="random", seed=1, max_schedules=n,
                               granularity=granularity, races="ignore", shrink=False)
     return 1000 * (time.process_time() - cpu) / max(result.schedules_run, 1)
+
+
+FAMILY = [(1, 1, 2), (2, 1, 1), (1, 2, 2), (2, 2, 1), (2, 1, 2), (2, 2, 2)]
+
+
+def family(budget: float) -> None:
+    """The buffer family (``buffer(p, c, items)``, sync granularity): DPOR's classes,
+    schedules and CPU seconds under each equivalence (``--family``)."""
+    print("| producers x consumers, items per producer | equivalence | classes | schedules | "
+          "cpu s | outcomes |")
+    print("|---|---|---|---|---|---|")
+    for p, c, items in FAMILY:
+        for equivalence in EQUIVALENCES:
+            scheduler = coordkit.DFSScheduler(None, equivalence=equivalence)
+            schedules, classes, seconds, seen, done = search(buffer(p, c, items), scheduler,
+                                                             "sync", budget)
+            note = "" if done else f" (not done in {budget:g}s)"
+            print(f"| {p}P/{c}C, {items} | {equivalence} | {classes} | {schedules:,}{note} | "
+                  f"{seconds[1]:.1f} | {len(seen)} |", flush=True)
 
 
 def time_to_find(budget: float) -> str:
@@ -253,8 +287,13 @@ def main() -> None:
                         help="skip the instruction counts")
     parser.add_argument("--only-instructions", action="store_true",
                         help="only the instruction counts")
+    parser.add_argument("--family", action="store_true",
+                        help="only the buffer family's classes under each equivalence")
     parser.add_argument("--count", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.family:
+        family(args.budget)
+        return
     if args.count:
         count(int(args.count[0]), args.count[1], int(args.count[2]))
         return
@@ -263,12 +302,14 @@ def main() -> None:
         return
     print(f"Python {sys.version.split()[0]}; seconds are wall clock (CPU in parentheses: the "
           "machine may be shared)")
-    print("| program | granularity | schedules unreduced | schedules DPOR | classes (DPOR) | "
-          "s unreduced | s DPOR (cpu) | cpu ms per DPOR schedule | cpu ms per plain run | "
-          "DPOR / plain | floor s (classes x plain run) | outcomes equal |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| program | granularity | equivalence | schedules unreduced | schedules DPOR | "
+          "classes (DPOR) | s unreduced | s DPOR (cpu) | cpu ms per DPOR schedule | "
+          "cpu ms per plain run | DPOR / plain | floor s (classes x plain run) | "
+          "outcomes equal |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, fn, granularity in CASES:
-        print(row(name, fn, granularity, args.budget), flush=True)
+        for line in rows(name, fn, granularity, args.budget):
+            print(line, flush=True)
     print(time_to_find(args.budget))
     print(bounded(args.budget))
     if not args.no_instructions:

@@ -16,12 +16,16 @@ over the exhausted programs.  Each difference and error is printed with its plan
     python benchmarks/dpor_campaign.py --seconds 1200 --granularity sync line auto
     python benchmarks/dpor_campaign.py --replay "Plan(...)" --granularity line --minimise
     python benchmarks/dpor_campaign.py --bounded --seconds 600 --granularity sync line
+    python benchmarks/dpor_campaign.py --programs 300 --theme sections --equivalence lock-aware
 
 ``--bounded`` compares the reduced bounded search (``DFSScheduler(k, reduce_bound=True)``,
 SCHED-71, with its sleep sets, SCHED-94, unless ``--no-bounded-sleep``) with
 ``Enumerate(k)`` at every bound k = 0..3 instead (a program whose oracle needs more than
 ``--max-runs`` schedules at some bound is rejected); its schedule columns are summed
 over the bounds.
+
+``--theme sections`` draws critical sections and Condition waits (``shapes.SECTIONS``);
+``--equivalence lock-aware`` compares DPOR under the lock-aware equivalence (SCHED-80).
 
 ``COORDKIT_CAMPAIGN_SEED`` (or ``--seed``) fixes the draws.
 """
@@ -50,6 +54,8 @@ from tests.sched.dpor_oracle import Enumerate, compare, outcomes  # noqa: E402
 from tests.sched.shapes import Plan, Spec  # noqa: E402
 
 CHUNK = 100  # programs per Hypothesis call (each with its own seed): larger calls draw larger plans
+# What the command line chose: the equivalence DPOR explores, the generator's theme.
+OPTIONS = {"equivalence": "trace", "theme": "any"}
 
 
 @dataclass
@@ -99,7 +105,8 @@ def check(plan: Plan, granularity: str, directory: Path, max_runs: int) -> tuple
             reduced, full, reduced_runs, full_runs = bounded(program, granularity, max_runs)
         else:
             reduced, full, reduced_runs, full_runs = compare(
-                program, granularity=granularity, max_runs=max_runs, reuse=True)
+                program, granularity=granularity, max_runs=max_runs, reuse=True,
+                equivalence=OPTIONS["equivalence"])
     except AssertionError as exc:
         if "not exhausted" in str(exc):
             return "rejected", str(exc)
@@ -143,7 +150,7 @@ def campaign(granularity: str, tally: Tally, directory: Path, *, programs: int, 
         @seed(first_seed + chunk)
         @settings(max_examples=CHUNK, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
-        @given(shapes.plans(granularity))
+        @given(shapes.plans(granularity, OPTIONS["theme"]))
         def one(plan: Plan) -> None:
             if tally.programs >= programs or time.monotonic() >= deadline:
                 return
@@ -203,8 +210,11 @@ def main() -> None:
                         help="the reduced bounded search against Enumerate(k), k = 0..3")
     parser.add_argument("--no-bounded-sleep", action="store_true",
                         help="with --bounded: without its sleep sets (SCHED-94)")
+    parser.add_argument("--equivalence", default="trace", choices=["trace", "lock-aware"])
+    parser.add_argument("--theme", default="any", choices=["any", "sections"])
     args = parser.parse_args()
     MODE["bounded"], MODE["sleep"] = args.bounded, not args.no_bounded_sleep
+    OPTIONS.update(equivalence=args.equivalence, theme=args.theme)
     if args.programs == 10**9 and args.seconds is None and args.replay is None:
         parser.error("give --programs, --seconds or --replay")
     granularities = [g for g in args.granularity if g != "line" or SWITCHES]

@@ -35,11 +35,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from typing import Any
+from typing import Any, NamedTuple
 
 from coordkit.engine.points import ANY, PROCEEDING, READ, STOPS, WRITE, Effect, Step, lets_proceed, stutters
 
-__all__ = ["HappensBefore"]
+__all__ = ["Coarsening", "HappensBefore"]
 
 _RUNS = ".run"
 
@@ -58,7 +58,8 @@ class HappensBefore:
     this one, whose analysis is kept rather than done again.
     """
 
-    def __init__(self, steps: Sequence[Step] = (), races_from: int = 0) -> None:
+    def __init__(self, steps: Sequence[Step] = (), races_from: int = 0, *,
+                 lock_aware: bool = False) -> None:
         self.steps: Sequence[Step] = ()
         self.tid: list[int] = []
         self.pos: list[int] = []  # 1-based position of each step within its thread
@@ -69,6 +70,10 @@ class HappensBefore:
         # (SCHED-32, SCHED-47): not in a bounded search, which has no stutter repeats
         # to make up for it (SCHED-71).
         self.proceeding = True
+        # The coarser equivalence (SCHED-80): critical sections that do not conflict
+        # commute, and so do waits on a Condition no partial notify observes.
+        self.lock_aware = lock_aware
+        self._view: _View | None = None
         self._n = 0  # threads a clock has room for
         # What analysing the next step reads, and how to take each step back: the
         # changes a step made, as (container, key, value before) (_MISSING: no key).
@@ -90,12 +95,23 @@ class HappensBefore:
         """Analyse ``steps``, a run whose first ``races_from`` steps are those of the run
         analysed last (the same operations, in the same order, with the same labels):
         only the steps from ``races_from`` on are analysed again."""
+        if self.lock_aware:
+            view = _View(steps)
+            if self._view is None or view.dependence != self._view.dependence:
+                races_from = 0  # decided on the whole run: the kept analysis used another
+            self._view = view
         self._truncate(min(races_from, len(self.tid)))
         self.steps = steps
         self.races = []
         self._room(max((s.point.thread for s in steps[len(self.tid):]), default=-1) + 1)
         for j in range(len(self.tid), len(steps)):
             self._add(j, j >= races_from)
+
+    @property
+    def dependence(self) -> Coarsening | None:
+        """The lock-aware equivalence's dependence in the run analysed last (None: trace
+        equivalence)."""
+        return self._view.dependence if self._view is not None else None
 
     def hb(self, i: int, j: int) -> bool:
         """Step ``i`` happens before (or is) step ``j``."""
@@ -151,18 +167,26 @@ class HappensBefore:
         if not step.footprint and last_any < 0:  # a step that touched nothing shared
             self._merge_clock(t, n, set(), last_t)
             return
-        footprint = _as_read(step.footprint) if stutter else step.footprint
+        footprint = step.footprint
+        view = self._view
+        if view is not None:
+            footprint = view.dependence.coarse(footprint)
+        if stutter:
+            footprint = _as_read(footprint)
         deps, enablers, is_any = _dependencies(footprint, self._writer, self._readers, last_any)
         if is_any:  # it conflicts with every step: each thread's latest orders it
             deps.update(k for k in self._latest() if 0 <= k < j)
         preds = self._merge_clock(t, n, deps, last_t)
         acquired = [] if stutter else _holds_begun(step, self._holds, changes)
+        if view is not None and acquired:
+            acquired = [lock for lock in acquired if lock not in view.relaxed]
         if find_races:
             start = len(self.races)
             candidates = {i for i in deps - enablers if not self.stutter[i]}
             let_proceed, as_stutter = self._let_proceed(
                 step, footprint, candidates, last_t) if self.proceeding else (_NONE, _NONE)
             if let_proceed:
+                as_stutter = as_stutter - enablers
                 candidates -= let_proceed
                 # Ordered as the stutter would have been: after its thread's previous
                 # step and what it conflicts with, not after what ``j`` did once it
@@ -170,6 +194,8 @@ class HappensBefore:
                 self._races_into(j, as_stutter, as_stutter | {last_t} if last_t >= 0 else as_stutter)
             self._races_into(j, candidates - as_stutter, preds)
             self._lock_races(j, acquired, start)
+            if view is not None and view.relaxed:
+                self._races_of_sections(view, start)
         for lock in acquired:
             _set(self._last_acquire, lock, j, changes)
         if is_any:
@@ -270,6 +296,21 @@ class HappensBefore:
             if i is not None and self.tid[i] != self.tid[j] and (i, j) not in self.races[start:]:
                 self.races.append((i, j))
 
+    def _races_of_sections(self, view: _View, start: int) -> None:
+        """A race from ``start`` on whose first step is inside a critical section of a
+        relaxed lock, and whose second step's thread took that lock since, is the race of
+        the two critical sections: their acquires (SCHED-80).  Only running the second
+        thread's section first reverses it (before the first step, its thread holds the
+        lock the second thread needs)."""
+        races = self.races
+        for k in range(start, len(races)):
+            i, j = races[k]
+            mapped = view.sections_race(i, j)
+            if mapped is not None and mapped not in races[start:]:
+                races[k] = mapped
+        if len(races) - start > 1:
+            races[start:] = list(dict.fromkeys(races[start:]))
+
     def initials(self, i: int, j: int) -> set[int]:
         """The threads that can start ``v = notdep(i).j``: the steps after ``i`` that do
         not happen after it, then ``j``; a thread is an initial when its first step in
@@ -332,34 +373,38 @@ def _holds_begun(step: Step, holds: dict[str, tuple[int, int]],
 
 
 def _only_lets_proceed(earlier: Step, later: Step) -> bool:
-    """Every conflict between the two steps is one where ``earlier`` only lets ``later``
-    proceed (``points.lets_proceed``) with an operation ``later`` does before anything
-    but reads of what ``earlier`` does not write (run first, it would have waited there,
-    having changed nothing; the reads commute with ``earlier``): not a race.  A join of
-    an ended thread is no point of its own, so it may be inside a line's step, or follow
-    another join (or a read of the list of threads it joins) in one step.  Never a step
-    that resumes a wait: its thread was woken by another step (a timeout, a notify), so
-    it could run before ``earlier``, and would not have waited there (SCHED-32)."""
+    """The first conflict between the two steps, in ``later``'s order, is one where
+    ``earlier`` only lets ``later`` proceed (``points.lets_proceed``), and ``later`` does
+    nothing before it but reads (run first, it would have waited there, having changed
+    nothing; the reads commute with ``earlier``): not a race.  What ``later`` does after
+    that operation (a read of what ``earlier`` wrote, code whose effects are unknown) it
+    could not have done before ``earlier``.  A join of an ended thread is no point of
+    its own, so it may be inside a line's step, or follow another join (or a read of the
+    list of threads it joins) in one step.  Never a step that resumes a wait: its thread
+    was woken by another step (a timeout, a notify), so it could run before
+    ``earlier``, and would not have waited there (SCHED-32)."""
     if any(e.op == "resume" for e in later.footprint):
         return False
     objs = {x.obj for x in earlier.footprint}
     if ANY in objs:
         return False
-    pairs = [(x, y) for y in later.footprint if y.obj in objs
-             for x in earlier.footprint
-             if x.obj == y.obj and (x.access == WRITE or y.access == WRITE)]
-    if not pairs or any(e.obj == ANY for e in later.footprint):
-        return False
-    if not all(lets_proceed(x, y) for x, y in pairs):
-        return False
-    waits = {id(y) for _, y in pairs}
-    written = {x.obj for x in earlier.footprint if x.access == WRITE}
-    for e in later.footprint:
-        if id(e) in waits:
-            return True
-        if e.access != READ or e.obj in written:
+    footprint = later.footprint
+    for k, e in enumerate(footprint):
+        if e.obj == ANY:
+            return False
+        if e.obj in objs and _conflicts(e, earlier.footprint):
+            # That operation, and what else ``later`` does to its object (the ``try`` of
+            # one that may give up: SCHED-46).
+            return all(lets_proceed(x, y) for y in footprint[k:] if y.obj == e.obj
+                       for x in _conflicts(y, earlier.footprint))
+        if e.access != READ:
             return False
     return False
+
+
+def _conflicts(e: Effect, footprint: list[Effect]) -> list[Effect]:
+    """The effects of ``footprint`` that conflict with ``e``: its object, one a write."""
+    return [x for x in footprint if x.obj == e.obj and (x.access == WRITE or e.access == WRITE)]
 
 
 def _waiting_objects(footprint: list[Effect], released: set[str]) -> set[str]:
@@ -424,3 +469,138 @@ def _index(footprint: list[Effect], j: int, writer: dict[str, int],
     for obj in written:
         _set(writer, obj, j, changes)
         _set(readers, obj, [], changes)  # the list it replaces is left as it was
+
+
+_LOCKS = ("Lock#", "RLock#")
+_ON_CONDITION = frozenset({"notify", "choose", "wait"})
+
+
+class Coarsening(NamedTuple):
+    """The lock-aware equivalence's dependence in one run (SCHED-80, SCHED-81): the locks
+    whose effects order nothing (``relaxed``), and the Conditions whose waiters' order a
+    notify reads (``observed``)."""
+
+    relaxed: frozenset[str]
+    observed: frozenset[str]
+
+    def coarse(self, footprint: list[Effect]) -> list[Effect]:
+        """``footprint`` as the coarser equivalence sees it: no effect on a relaxed lock;
+        a wait on a Condition no notify observes the waiters' order of is a read."""
+        relaxed, observed = self.relaxed, self.observed
+        out = []
+        for e in footprint:
+            if e.obj in relaxed:
+                continue
+            if e.op == "wait" and e.access == WRITE and e.obj.startswith("Condition#") and (
+                    e.obj not in observed):
+                e = e._replace(access=READ)
+            out.append(e)
+        return out
+
+    def meet(self, other: Coarsening) -> Coarsening:
+        """What both runs' dependences make dependent (for sleep sets, which compare a
+        step of one run with the steps of another)."""
+        return Coarsening(self.relaxed & other.relaxed, self.observed | other.observed)
+
+
+class _View:
+    """What the lock-aware equivalence reads of a complete run (SCHED-80, SCHED-81):
+    its ``dependence``, and who held which lock before each step.
+
+    A lock is *relaxed* when each of its holds in the run is a plain critical section
+    (memory accesses, notifies, a Condition wait that ends it: no other lock taken or
+    held, nothing that blocks, ends or starts a thread, no code whose effects are
+    unknown), and no acquire of it was tried or timed out (a ``try``, a ``locked()``),
+    and none is held when the run ends.  A Condition is *observed* when a notify woke
+    some of its waiters but not all (``choose``): it read the order in which they began
+    to wait."""
+
+    def __init__(self, steps: Sequence[Step]) -> None:
+        holds: dict[str, tuple[int, int]] = {}  # as _holds_begun keeps it
+        begun_at: dict[str, int] = {}  # lock -> the acquire that began its hold
+        not_plain: set[str] = set()
+        locks: set[str] = set()
+        observed: set[str] = set()
+        self.threads = [step.thread for step in steps]
+        self.held_before: list[tuple[tuple[str, int], ...]] = []  # (lock, its acquire)
+        self.acquires: dict[tuple[int, str], list[int]] = {}  # (thread, lock) -> acquires
+        for k, step in enumerate(steps):
+            t = step.thread
+            self.held_before.append(tuple((lock, begun_at[lock]) for lock in holds))
+            inside = {lock for lock, (h, _) in holds.items() if h == t}
+            begun = [] if stutters(step) else _holds_begun(step, holds, [])
+            for lock in begun:
+                begun_at[lock] = k
+                self.acquires.setdefault((t, lock), []).append(k)
+            still = {lock for lock, (h, _) in holds.items() if h == t}
+            _classify(step, inside, set(begun), still, locks, not_plain, observed)
+        not_plain.update(holds)  # held when the run ended: a deadlock, or never released
+        self.dependence = Coarsening(frozenset(locks - not_plain), frozenset(observed))
+        self.relaxed = self.dependence.relaxed
+
+    def sections_race(self, i: int, j: int) -> tuple[int, int] | None:
+        """The race that reverses race ``(i, j)`` of the run's steps where a relaxed lock
+        makes it so, or None: where ``j``'s thread takes a relaxed lock after ``i`` and by
+        ``j`` that another thread holds before ``i`` (run there, it would only wait), the
+        race of the two critical sections: the acquire that began the holder's, and
+        ``j``'s thread's first acquire of the lock after ``i``.  Of the locks that
+        qualify, the section that began first; again from there (SCHED-80)."""
+        tj = self.threads[j]
+        out = None
+        while True:
+            best = None
+            for lock, a in self.held_before[i]:
+                if lock not in self.relaxed or self.threads[a] == tj:
+                    continue
+                later = self.acquires.get((tj, lock), ())
+                b = next((b for b in later if i < b <= j), None)
+                if b is not None and (best is None or a < best[0]):
+                    best = (a, b)
+            if best is None:
+                return out
+            out = best
+            i = best[0]
+
+
+def _classify(step: Step, inside: set[str], begun: set[str], still: set[str], locks: set[str],
+              not_plain: set[str], observed: set[str]) -> None:
+    """Read one step for ``_View``: the locks it touches, those whose section it makes
+    not plain, the Conditions whose waiters' order it observes.  ``inside``: the locks
+    its thread holds before it (changed as its effects take and let go of locks);
+    ``begun``: the holds it began; ``still``: the locks its thread holds after it."""
+    footprint = step.footprint
+    if any(e.op == "resume" for e in footprint):
+        footprint = footprint[1:]  # its opening effect took nothing (_holds_begun)
+    stutter = stutters(step)
+    for e in footprint:
+        obj = e.obj
+        if e.op == "opaque":  # a library's lock: its sections run untraced code
+            not_plain.add(obj.rpartition(".")[0])
+        elif obj.startswith(_LOCKS):
+            locks.add(obj)
+            if e.op == "acquire" and obj in begun and obj not in inside:
+                if inside:  # nested: the order of two such sections may deadlock
+                    not_plain.update(inside)
+                    not_plain.add(obj)
+                inside.add(obj)
+            elif e.op == "acquire":
+                if obj not in inside and not stutter:
+                    not_plain.add(obj)  # an acquire that took nothing: tried, timed out
+            elif e.op == "release":
+                if obj in inside and obj not in still:
+                    inside.discard(obj)
+            else:
+                not_plain.add(obj)  # a try, a locked()
+        elif e.op == "choose":
+            observed.add(obj)
+        elif inside and not _plain_in_section(e):
+            not_plain.update(inside)
+
+
+def _plain_in_section(e: Effect) -> bool:
+    """What a critical section may do and still commute with another that does not
+    conflict with it (SCHED-80): touch memory, notify a Condition (waking its waiters),
+    begin to wait on one (which lets go of the lock: its section ends there)."""
+    obj = e.obj
+    return obj.startswith("mem") or (obj.startswith("Condition#") and e.op in _ON_CONDITION) or (
+        obj.endswith(".run") and e.op == "wake")

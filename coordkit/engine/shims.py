@@ -18,6 +18,7 @@ refused with the stdlib's errors.
 from __future__ import annotations
 
 import collections
+import os
 import queue as _queue
 import sys
 import threading
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from greenlet import getcurrent as _getcurrent
 
 from coordkit import sync
+from coordkit.engine.accesses import is_user_code
 from coordkit.engine.task import TaskGreenlet, WaitQueue, check_timeout
 from coordkit.errors import UncontrolledUseError
 
@@ -73,6 +75,20 @@ def _who(task: Task | None) -> str | None:
     return None if task is None else f"{task.label} {task.name}"
 
 
+_OPAQUE = ".opaque"  # what a library's lock's release reads (SCHED-80)
+_ENGINE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _made_by_user() -> bool:
+    """Whether the code that made the object being made (the first caller outside the
+    engine's shims and patches) is the user's: the tracer sees what it does under it (not
+    the stdlib's or coordkit's own queues)."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_ENGINE):
+        frame = frame.f_back
+    return frame is not None and is_user_code(frame.f_code)
+
+
 def _guard(ex: Execution, obj: Any) -> None:
     g = _getcurrent()  # current_execution(), inlined: this runs at every operation
     if type(g) is not TaskGreenlet or g.task_execution is not ex or ex.finished:
@@ -109,13 +125,16 @@ def _read(ex: Execution, obj: Any, op: str) -> None:
 class Lock:
     """``threading.Lock`` under the controlled scheduler."""
 
-    __slots__ = ("__weakref__", "_ck_label", "_ex", "_owner", "_waiters")
+    __slots__ = ("__weakref__", "_ck_label", "_ck_opaque", "_ex", "_owner", "_waiters")
 
     def __init__(self, ex: Execution, kind: str = "Lock") -> None:
         self._ex = ex
         self._owner: Task | None = None
         self._waiters = WaitQueue()
         self._ck_label = ex.made(self, kind)
+        # Made by a library (a queue's mutex): what its sections touch is not traced, so
+        # its releases say so and its sections are never relaxed (SCHED-80).
+        self._ck_opaque = not _made_by_user()
         if ex.locks is not None:  # a recorded run: its report says who holds what
             ex.locks.add(self)
 
@@ -169,6 +188,8 @@ class Lock:
         if self._owner is None:
             raise RuntimeError("release unlocked lock")
         ex.point("release", self._ck_label)
+        if self._ck_opaque:  # an object of its own: no dependence of trace equivalence's
+            ex.observed(self._ck_label + _OPAQUE, "opaque")
         ex.after("after-release", self, woke=self._free())
 
     def locked(self) -> bool:
@@ -366,6 +387,8 @@ class Condition:
         ex.point("notify", self._ck_label)
         woke = bool(self._waiters)
         if woke:
+            if n < len(self._waiters):  # it picks some waiters: it reads their order (SCHED-81)
+                ex.observed(self._ck_label, "choose")
             self._waiters.unpark(ex, n)
         ex.after("after-notify", self, woke=woke)
 

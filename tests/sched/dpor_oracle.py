@@ -133,8 +133,11 @@ class CheckedDPOR(DFSScheduler):
         fresh = self._fresh
         assert [(s.point, s.footprint, s.choice) for s in steps[:fresh]] == [
             (s.point, s.footprint, s.choice) for s in self._last_run[:fresh]]
+        kept_view = self._hb._view  # the last run's: whether the kept analysis still holds
         super()._add_backtracks(steps)
-        scratch = HappensBefore(steps, races_from=fresh)
+        scratch = HappensBefore(lock_aware=self._hb.lock_aware)
+        scratch._view = kept_view
+        scratch.reanalyse(steps, races_from=fresh)
         kept = self._hb
         width = len(scratch.clock[0]) if scratch.clock else 0  # kept clocks may have more room
         assert all(not any(c[width:]) for c in kept.clock)
@@ -197,19 +200,21 @@ def learn_racing(program: Callable[[], Any], session: Session, *, max_runs: int)
 
 
 def compare(program: Callable[[], Any], *, granularity: str = "sync",
-            max_runs: int = 50_000, reuse: bool = False) -> tuple[set, set, int, int]:
-    """The outcomes of DPOR (its unbounded level) and of the unreduced search, with the
-    schedules each ran; with ``reuse``, also SCHED-68's check (one more DPOR search)."""
+            max_runs: int = 50_000, reuse: bool = False,
+            equivalence: str = "trace") -> tuple[set, set, int, int]:
+    """The outcomes of DPOR (its unbounded level, exploring ``equivalence``'s classes) and
+    of the unreduced search, with the schedules each ran; with ``reuse``, also SCHED-68's
+    check (one more DPOR search)."""
     with Session(RunOptions(granularity=granularity, max_steps=2_000), quiet=True) as session:
         if granularity == "auto":
             learn_racing(program, session, max_runs=max_runs)
         full, full_runs = unreduced(program, granularity=granularity, max_runs=max_runs,
                                     session=session)
-        dpor = CheckedDPOR(max_preemptions=None)
+        dpor = CheckedDPOR(max_preemptions=None, equivalence=equivalence)
         reduced, reduced_runs = outcomes(program, dpor, max_runs=max_runs, session=session,
                                          counted=lambda: dpor.bound is None)
         if reuse:
-            kept = KeptDPOR(max_preemptions=None)
+            kept = KeptDPOR(max_preemptions=None, equivalence=equivalence)
             outcomes(program, kept, max_runs=max_runs, session=session)
             # SCHED-68: a run that takes its prefix from the last run has the steps,
             # footprints and choices of one that records every step.

@@ -1488,3 +1488,243 @@ def set_point_made_by_a_waiter():
 
 
 AUTO_PROGRAMS = [release_point_made_by_a_waiter, set_point_made_by_a_waiter]
+
+
+# --- critical sections and Condition waits (SCHED-80, SCHED-81) ---
+# What the lock-aware equivalence lets commute, and what it must not: each reaches an
+# outcome that only one order of two critical sections (or of two waits) reaches.
+
+def buffer(producers: int, consumers: int, items: int):
+    """Issue 33's one-slot Condition buffer (while-loop waits, ``notify_all``), reporting
+    the order the items were taken in."""
+
+    def program():
+        cond = threading.Condition()
+        slot, got = [], []
+
+        def produce(i):
+            for k in range(items):
+                with cond:
+                    while slot:
+                        cond.wait()
+                    slot.append((i, k))
+                    cond.notify_all()
+
+        def consume():
+            for _ in range(producers * items // consumers):
+                with cond:
+                    while not slot:
+                        cond.wait()
+                    got.append(slot.pop())
+                    cond.notify_all()
+
+        _run(*[lambda i=i: produce(i) for i in range(producers)],
+             *[consume for _ in range(consumers)])
+        report(tuple(got))
+
+    program.__name__ = f"buffer_{producers}p{consumers}c{items}"  # too big for the oracle
+    return program
+
+
+def read_after_a_section_of_what_another_section_wrote():
+    """Two critical sections that do not conflict (one writes ``a``, one reads ``b``);
+    after its section the second thread reads ``a``: only the order of the sections
+    decides what it reads (SCHED-80: the lock's release -> acquire orders nothing)."""
+    lock, box, seen = threading.Lock(), {"a": 0, "b": 0}, []
+
+    def writer():
+        with lock:
+            box["a"] = 1
+
+    def reader():
+        with lock:
+            seen.append(box["b"])
+        seen.append(box["a"])
+
+    _run(writer, reader)
+    report(tuple(seen))
+
+
+def write_before_an_empty_section_read_after_another():
+    """A write before an empty critical section, a read after another thread's: ordered
+    only through the lock, which the lock-aware equivalence drops, so the two race."""
+    lock, box, seen = threading.Lock(), {"a": 0}, []
+
+    def writer():
+        box["a"] = 1
+        with lock:
+            pass
+
+    def reader():
+        with lock:
+            pass
+        seen.append(box["a"])
+
+    _run(writer, reader)
+    report(tuple(seen))
+
+
+def _alongside(other, own) -> None:
+    """Run ``other`` in a thread while the main thread runs ``own``, then join it."""
+    t = threading.Thread(target=other)
+    t.start()
+    own()
+    t.join()
+
+
+def sections_conflicting_through_a_third_object():
+    """Sections on one lock that do not conflict with each other (one writes ``a``, one
+    reads ``b``); the second thread's read of ``a`` outside its section conflicts with
+    the first section."""
+    lock, box, seen = threading.Lock(), {"a": 0, "b": 0}, []
+
+    def w():
+        with lock:
+            box["a"] = 1
+
+    def r():
+        with lock:
+            seen.append(box["b"])
+        seen.append(box["a"])
+
+    _alongside(w, r)
+    report(tuple(seen))
+
+
+def read_only_sections_and_a_write():
+    """Two read-only sections and one that writes: what each reader saw depends on the
+    order of its section and the writer's."""
+    lock, box, seen = threading.Lock(), {"a": 0}, []
+
+    def reader():
+        with lock:
+            seen.append(box["a"])
+
+    def writer():
+        with lock:
+            box["a"] = 1
+        reader()
+
+    _alongside(reader, writer)
+    report(tuple(seen))
+
+
+def nested_locks_in_either_order():
+    """Lock-order inversion: a deadlock that only the order of two critical sections,
+    each nested in another, reaches (nested sections are never relaxed: SCHED-80)."""
+    a, b, seen = threading.Lock(), threading.Lock(), []
+
+    def one():
+        with a, b:
+            seen.append(1)
+
+    def two():
+        with b, a:
+            seen.append(2)
+
+    _alongside(one, two)
+    report(tuple(seen))
+
+
+def _two_while_waiters(notify_all: bool):
+    """Two while-loop waiters; the main thread makes one ticket (``notify`` or
+    ``notify_all``), then a second (``notify_all``): who took the first."""
+    cond, state, woke = threading.Condition(), {"go": 0}, []
+
+    def waiter(i):
+        with cond:
+            while not state["go"]:
+                cond.wait()
+            state["go"] -= 1
+            woke.append(i)
+
+    threads = [threading.Thread(target=waiter, args=(i,)) for i in (1, 2)]
+    for t in threads:
+        t.start()
+    with cond:
+        state["go"] = 1
+        cond.notify_all() if notify_all else cond.notify()
+    with cond:
+        state["go"] += 1
+        cond.notify_all()
+    for t in threads:
+        t.join()
+    report(tuple(woke))
+
+
+def notify_one_of_two_while_waiters():
+    """``notify`` picks the waiter that began waiting first (SCHED-81: it observes their
+    order)."""
+    _two_while_waiters(False)
+
+
+def notify_all_of_two_while_waiters():
+    """``notify_all`` wakes both: who takes the ticket depends on the order of their
+    sections after waking, not of their waits."""
+    _two_while_waiters(True)
+
+
+def section_with_a_blocking_wait():
+    """A section that waits on an Event the other thread sets after its own section: the
+    order of the sections decides whether they deadlock (a section that blocks is never
+    relaxed: SCHED-80)."""
+    lock, ev, seen = threading.Lock(), threading.Event(), []
+
+    def waiter():
+        with lock:
+            ev.wait()
+            seen.append("w")
+
+    def setter():
+        with lock:
+            seen.append("s")
+        ev.set()
+
+    _run(waiter, setter)
+    report(tuple(seen))
+
+
+def try_acquire_of_a_relaxable_lock():
+    """A non-blocking acquire observes whether the lock is held: no section of its lock
+    is relaxed (SCHED-80)."""
+    lock, seen = threading.Lock(), []
+
+    def holder():
+        with lock:
+            seen.append("h")
+
+    def trier():
+        if lock.acquire(blocking=False):
+            seen.append("t")
+            lock.release()
+        else:
+            seen.append("busy")
+
+    _run(holder, trier)
+    report(tuple(seen))
+
+
+SECTION_PROGRAMS = [
+    read_after_a_section_of_what_another_section_wrote,
+    write_before_an_empty_section_read_after_another,
+    sections_conflicting_through_a_third_object, read_only_sections_and_a_write,
+    nested_locks_in_either_order, section_with_a_blocking_wait,
+    try_acquire_of_a_relaxable_lock,
+]
+# Too big for the unreduced oracle (over 20,000 schedules): compared with DPOR under
+# trace equivalence (itself compared with the oracle, SCHED-37).
+SECTION_PROGRAMS_BEYOND_THE_ORACLE = [
+    notify_one_of_two_while_waiters, notify_all_of_two_while_waiters,
+    buffer(1, 2, 2), buffer(2, 1, 1), buffer(2, 2, 1),
+]
+
+
+def queue_puts_from_two_threads():
+    """A queue's sections touch its deque in untraced library code: its mutex is never
+    relaxed (SCHED-80), so both orders of the puts are reached."""
+    q = queue.Queue()
+    _run(lambda: q.put(1), lambda: q.put(2))
+    report((q.get(), q.get()))
+
+
+SECTION_PROGRAMS.append(queue_puts_from_two_threads)

@@ -66,6 +66,20 @@ OPS: dict[str, str] = {
     "notify": "with cond: cond.notify()",
     "notify_all": "with cond: cond.notify_all()",
     "cwait": "with cond: seen.append(cond.wait({t}))",
+    # critical sections (SCHED-80, SCHED-81): while-loop waits, read-only sections,
+    # sections that conflict through a third object, nested locks in either order
+    "cwait_while": "with cond:\n    while not box['v']:\n        cond.wait()\n    seen.append(box['v'])",
+    "cwait_for": "with cond: seen.append(cond.wait_for(lambda: box['v']))",
+    "cput": "with cond: box['v'] = {k} + 1; cond.notify_all()",
+    "cput_one": "with cond: box['v'] = {k} + 1; cond.notify()",
+    "ctake": ("with cond:\n    while not box['v']:\n        cond.wait()\n    box['v'] = 0\n"
+              "    cond.notify_all()"),
+    "cread": "with cond: seen.append(box['v'])",
+    "lock_read": "with lock: seen.append(obj.a)",
+    "lock_write": "with lock: obj.a = {k}",
+    "lock2_read": "with lock2: seen.append(obj.a)",
+    "nested": "with lock, lock2: log.append({k})",
+    "nested_rev": "with lock2, lock: log.append({k})",
     "sem_acquire": "seen.append(sem.acquire(timeout={t}))",
     "sem_try": "seen.append(sem.acquire(blocking=False))",
     "sem_release": "sem.release()",
@@ -129,6 +143,7 @@ class Obj:
 def program():
     box, obj, d, log = {{'v': 0}}, Obj(), {{}}, []
     lock, ev, cond = threading.Lock(), threading.Event(), threading.Condition()
+    lock2 = threading.Lock()
     sem, q = threading.Semaphore(1), queue.Queue(maxsize=1)
     threads = [threading.current_thread()] + [None] * {others}
     {seens} = {lists}
@@ -208,6 +223,14 @@ SIZES = {  # threads (main included), operations per thread
     "auto": ((2, 4), (1, 3)),
     "line": ((2, 3), (1, 2)),
 }
+# The critical-section theme (SCHED-80, SCHED-81): Condition waits in a while loop and
+# the sections that satisfy them, read-only sections, sections that conflict through a
+# third object (``obj``, ``box``), nested locks in either order, ``notify`` against
+# ``notify_all`` with several waiters; and a few plain operations on the same objects.
+SECTIONS = ("cwait_while", "cwait_for", "cput", "cput_one", "ctake", "cread", "lock_read",
+            "lock_write", "lock2_read", "nested", "nested_rev", "with_lock", "notify",
+            "notify_all", "cwait", "write", "read", "attr_write", "attr_read")
+ANY_THEME = tuple(name for name in OPS if name not in SECTIONS[:11])  # the older generator's
 ONE_LINE = sorted(name for name, text in OPS.items() if "\n" not in text)
 
 
@@ -223,12 +246,15 @@ def _op(draw: Any, names: list[str], n: int, k: int) -> tuple[Any, ...]:
 
 
 @st.composite
-def plans(draw: Any, granularity: str = "sync") -> Plan:
-    """A plan whose size suits ``granularity``."""
+def plans(draw: Any, granularity: str = "sync", theme: str = "any") -> Plan:
+    """A plan whose size suits ``granularity``; ``theme="sections"``: its operations are
+    critical sections and what they meet (``SECTIONS``)."""
     (lo, hi), (ops_lo, ops_hi) = SIZES[granularity]
+    pool = sorted(SECTIONS if theme == "sections" else ANY_THEME)
+    if granularity == "line":
+        pool = [name for name in pool if name in ONE_LINE]
     # A plan's few operation kinds (its theme): so that its threads meet on one object.
-    names = draw(st.lists(st.sampled_from(ONE_LINE if granularity == "line" else sorted(OPS)),
-                          min_size=2, max_size=5, unique=True))
+    names = draw(st.lists(st.sampled_from(pool), min_size=2, max_size=5, unique=True))
     n = draw(st.integers(lo, hi))
     # The main thread may only start and join when two others run side by side.
     ops = [[_op(draw, names, n, k) for _ in range(draw(st.integers(ops_lo if k or n == 2 else 0,

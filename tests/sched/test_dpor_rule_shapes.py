@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from coordkit.engine.dpor import HappensBefore
-from coordkit.engine.points import READ, WRITE, Effect
+from coordkit.engine.points import ANY, READ, WRITE, Effect, Point, Step
 from coordkit.engine.run import RunOptions, Session
 from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler
 from tests.sched import dpor_programs, programs
@@ -95,3 +95,24 @@ def test_dpor_reaches_every_outcome_where_a_waiter_makes_a_point(program):
     assert len(full) > 1, "the oracle saw one outcome: the program has no race to reverse"
     assert reduced == full, (f"DPOR missed {full - reduced}, invented {reduced - full} "
                              f"({reduced_runs} vs {full_runs} schedules)")
+
+
+def _end_then_join(*after_join: Effect, before_join: tuple[Effect, ...] = ()) -> bool:
+    """Whether a worker's last step (a release, then its end) races with the main
+    thread's step that joins it and then has ``after_join`` (``before_join`` first)."""
+    end = Step(0, Point(1, "release", "Lock#1"),
+               [Effect("Lock#1", WRITE, "release"), Effect("T1", WRITE, "end"),
+                Effect("x", WRITE, "store")])
+    join = Step(1, Point(0, "join", "T1"), [*before_join, Effect("T1", READ, "join"), *after_join])
+    return (0, 1) in HappensBefore([end, join]).races
+
+
+def test_what_a_step_does_after_the_join_it_was_let_proceed_with_does_not_race():
+    """SCHED-82: a join of a thread, and then code whose effects are unknown (``ANY``:
+    ``sorted`` of a list) or a read of what the joined thread's last step wrote, is only let
+    proceed by that step: run first, it would have waited at the join, having done
+    neither.  Before the join, either races."""
+    assert not _end_then_join(Effect(ANY, WRITE, "sorted"))
+    assert not _end_then_join(Effect("x", READ, "load"))
+    assert _end_then_join(before_join=(Effect(ANY, WRITE, "sorted"),))
+    assert _end_then_join(before_join=(Effect("x", READ, "load"),))

@@ -28,20 +28,23 @@ from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
 
-from coordkit.engine.dpor import HappensBefore
+from coordkit.engine.dpor import Coarsening, HappensBefore
 from coordkit.engine.points import ANY, WRITE, Effect, Point, Step, stutters
 from coordkit.engine.schedulers.base import PRUNE, FinishedRun, Scheduler, check_flag, check_int
 from coordkit.errors import TraceDivergedError
 
-__all__ = ["DFSScheduler", "ITERATIVE_BOUNDS"]
+__all__ = ["DFSScheduler", "EQUIVALENCES", "ITERATIVE_BOUNDS"]
+
+# What an unbounded search explores one schedule of each class of (SCHED-33, SCHED-80).
+EQUIVALENCES = ("trace", "lock-aware")
 
 # The bounds an unbounded search tries before it searches without one (SCHED-34).
 ITERATIVE_BOUNDS = (0, 1, 2)
 
 # What sleep sets compare of a step: whether it depends on everything, the objects it
-# reads, the objects it writes.
-_Summary = tuple[bool, frozenset[str], frozenset[str]]
-_EVERYTHING: _Summary = (True, frozenset(), frozenset())
+# reads, the objects it writes, the Conditions only its waits write (SCHED-81).
+_Summary = tuple[bool, frozenset[str], frozenset[str], frozenset[str]]
+_EVERYTHING: _Summary = (True, frozenset(), frozenset(), frozenset())
 
 
 def _summary(footprint: list[Effect]) -> _Summary:
@@ -50,20 +53,44 @@ def _summary(footprint: list[Effect]) -> _Summary:
     are one, ``mem#``."""
     reads: set[str] = set()
     writes: set[str] = set()
+    waits: set[str] = set()
     for e in footprint:
         obj = e.obj
         if obj == ANY:
             return _EVERYTHING
         if obj.startswith("mem#"):
             obj = "mem#"
-        (writes if e.access == WRITE else reads).add(obj)
-    return False, frozenset(reads), frozenset(writes)
+        if e.access != WRITE:
+            reads.add(obj)
+        elif e.op == "wait" and obj.startswith("Condition#"):
+            waits.add(obj)
+        else:
+            writes.add(obj)
+    return False, frozenset(reads), frozenset(writes - waits), frozenset(waits - writes)
 
 
-def _conflict(a: _Summary, b: _Summary) -> bool:
-    """Whether two summarised steps conflict: one object, at least one write (SCHED-30)."""
-    return (a[0] or b[0] or not a[2].isdisjoint(b[1]) or not a[2].isdisjoint(b[2])
-            or not b[2].isdisjoint(a[1]))
+def _conflict(a: _Summary, b: _Summary, coarse: Coarsening | None = None) -> bool:
+    """Whether two summarised steps conflict: one object, at least one write (SCHED-30);
+    under the lock-aware equivalence's ``coarse`` dependence a wait on a Condition it does
+    not observe is a read (SCHED-81).  Relaxed locks still conflict here: a sleeping
+    acquire stands for its whole critical section, which a later step may conflict with
+    though the acquire's own step does not (SCHED-83)."""
+    if a[0] or b[0]:
+        return True
+    ar, aw = _accesses(a, coarse)
+    br, bw = _accesses(b, coarse)
+    return not aw.isdisjoint(br) or not aw.isdisjoint(bw) or not bw.isdisjoint(ar)
+
+
+def _accesses(s: _Summary, coarse: Coarsening | None) -> tuple[frozenset[str], frozenset[str]]:
+    """The objects a summarised step reads and writes, as ``coarse`` sees them."""
+    _, reads, writes, waits = s
+    if not waits:
+        return reads, writes
+    if coarse is None:
+        return reads, writes | waits
+    unobserved = waits - coarse.observed
+    return reads | unobserved, writes | (waits - unobserved)
 
 
 _MAY_WAIT = frozenset({"acquire", "join"})  # the operations _Waits guesses about
@@ -161,10 +188,16 @@ class DFSScheduler(Scheduler):
     bounded_sleep_sets = True
 
     def __init__(self, max_preemptions: int | None = 2, sleep_sets: bool = True,
-                 reduce_bound: bool = False) -> None:
+                 reduce_bound: bool = False, equivalence: str = "trace") -> None:
         check_int("max_preemptions", max_preemptions, 0, allow_none=True)
         check_flag("sleep_sets", sleep_sets)
         check_flag("reduce_bound", reduce_bound)
+        if equivalence not in EQUIVALENCES:
+            raise ValueError(f"equivalence must be one of {EQUIVALENCES}, not {equivalence!r}")
+        if equivalence != "trace" and max_preemptions is not None:
+            raise ValueError(f"equivalence={equivalence!r} needs max_preemptions=None "
+                             "(an unbounded search)")
+        self.equivalence = equivalence
         self.max_preemptions = max_preemptions
         self.sleep_sets = sleep_sets
         self.reduce_bound = reduce_bound
@@ -186,6 +219,10 @@ class DFSScheduler(Scheduler):
         self._history: Sequence[Step] = ()
         self._hb = HappensBefore()  # of the last run analysed, reanalysed from _fresh
         self._hb.proceeding = max_preemptions is None
+        self._hb.lock_aware = equivalence == "lock-aware"
+        # What sleep sets compare under the lock-aware equivalence: what every run so far
+        # made dependent (None: trace equivalence, or no run yet).
+        self._coarse: Coarsening | None = None
         self._known: Sequence[Step] = ()  # the steps the current run repeats
         self._indices: list[int] = []  # the index chosen at each node of the path
         self._waits = _Waits()
@@ -259,6 +296,11 @@ class DFSScheduler(Scheduler):
                     f"granularity{reduced} ({self.schedules} schedules)")
         if not self._reduce:
             return f"all interleavings at {granularity} granularity ({self.schedules} schedules)"
+        if self.equivalence == "lock-aware":
+            return (f"all interleavings at {granularity} granularity up to the order of "
+                    "critical sections and Condition waits that do not conflict "
+                    f"({self.classes} lock-aware equivalence classes in {self.schedules} "
+                    "schedules)")
         return (f"all interleavings at {granularity} granularity ({self.classes} equivalence "
                 f"classes in {self.schedules} schedules)")
 
@@ -414,7 +456,7 @@ class DFSScheduler(Scheduler):
                 continue
             if sleep:
                 here = _summary(step.footprint)
-                for t in [t for t, fp in sleep.items() if _conflict(fp, here)]:
+                for t in [t for t, fp in sleep.items() if _conflict(fp, here, self._coarse)]:
                     del sleep[t]
         return sleep
 
@@ -487,6 +529,9 @@ class DFSScheduler(Scheduler):
         reversed schedule is tried at the choice point before the race's first step."""
         hb = self._hb
         hb.reanalyse(steps, self._fresh)
+        if hb.lock_aware and hb.dependence is not None:
+            self._coarse = hb.dependence if self._coarse is None else self._coarse.meet(
+                hb.dependence)
         if self.max_preemptions is not None:
             for i, j in hb.races:
                 self._bounded_backtracks(steps, i, steps[j].thread)
