@@ -115,11 +115,13 @@ class Lock:
         return {"panel": "lock", "kind": type(self).__name__, "label": self._ck_label,
                 "owner": _who(self._owner), "waiters": [_who(t) for t in self._waiters]}
 
-    def _take(self, blocking: bool, timeout: float) -> bool:
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         ex = self._ex
         if timeout != -1:
             _lock_timeout(blocking, timeout)
-        _guard(ex, self)
+        g = _getcurrent()  # _guard's check, inlined: a lock's operations are the hottest
+        if type(g) is not TaskGreenlet or g.task_execution is not ex or ex.finished:
+            _guard(ex, self)
         ex.point("acquire", self._ck_label)
         if not blocking or timeout != -1:
             ex.effect(self, "try")  # it may give up: a release does more than let it go on
@@ -139,8 +141,7 @@ class Lock:
         ex.effect(self, "acquire")
         return ex.returned(True)
 
-    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        return self._take(blocking, timeout)
+    _take = acquire  # for RLock, whose acquire is its own
 
     def _free(self) -> bool:
         """Let go of the lock; True when that woke a waiter."""
@@ -152,11 +153,15 @@ class Lock:
 
     def release(self) -> None:
         ex = self._ex
-        _guard(ex, self)
+        g = _getcurrent()
+        if type(g) is not TaskGreenlet or g.task_execution is not ex or ex.finished:
+            _guard(ex, self)
         if self._owner is None:
             raise RuntimeError("release unlocked lock")
         ex.point("release", self._ck_label)
-        ex.after("after-release", self, woke=self._free())
+        woke = self._free()
+        if ex.after_points:
+            ex.after("after-release", self, woke=woke)
 
     def locked(self) -> bool:
         _read(self._ex, self, "locked")
