@@ -122,24 +122,37 @@ class Lock:
         g = _getcurrent()  # _guard's check, inlined: a lock's operations are the hottest
         if type(g) is not TaskGreenlet or g.task_execution is not ex or ex.finished:
             _guard(ex, self)
-        ex.point("acquire", self._ck_label)
-        if not blocking or timeout != -1:
-            ex.effect(self, "try")  # it may give up: a release does more than let it go on
-        if self._owner is None:
+        tstate = ex._tstate
+        if tstate is not None and not ex.in_callback:
+            # Engine code: run untraced, as a trace callback (see Execution.point), so
+            # that on 3.11 its instructions do not each go through the tracing path.
+            ex.tracer.stop_tracing(tstate)
+            ex.in_callback = True
+        else:
+            tstate = None
+        try:
+            ex.point("acquire", self._ck_label)
+            if not blocking or timeout != -1:
+                ex.effect(self, "try")  # it may give up: a release does more than let it go on
+            if self._owner is None:
+                self._owner = ex.current
+                return ex.returned(True)
+            if not blocking:
+                return ex.returned(False)
+            deadline = None if timeout == -1 else ex.clock.deadline(timeout)
+            while self._owner is not None:
+                woken = self._waiters.park(ex, f"{self._ck_label} held by {self._owner.label}", deadline)
+                if not woken and self._owner is not None:
+                    return ex.returned(False, timeout=timeout)
             self._owner = ex.current
+            # Taken after a wait: after whichever release freed it last, not only the one
+            # that woke this thread (another thread may have taken and released it since).
+            ex.effect(self, "acquire")
             return ex.returned(True)
-        if not blocking:
-            return ex.returned(False)
-        deadline = None if timeout == -1 else ex.clock.deadline(timeout)
-        while self._owner is not None:
-            woken = self._waiters.park(ex, f"{self._ck_label} held by {self._owner.label}", deadline)
-            if not woken and self._owner is not None:
-                return ex.returned(False, timeout=timeout)
-        self._owner = ex.current
-        # Taken after a wait: after whichever release freed it last, not only the one
-        # that woke this thread (another thread may have taken and released it since).
-        ex.effect(self, "acquire")
-        return ex.returned(True)
+        finally:
+            if tstate is not None:
+                ex.in_callback = False
+                ex.tracer.resume_tracing(tstate)
 
     _take = acquire  # for RLock, whose acquire is its own
 
@@ -158,10 +171,21 @@ class Lock:
             _guard(ex, self)
         if self._owner is None:
             raise RuntimeError("release unlocked lock")
-        ex.point("release", self._ck_label)
-        woke = self._free()
-        if ex.after_points:
-            ex.after("after-release", self, woke=woke)
+        tstate = ex._tstate
+        if tstate is not None and not ex.in_callback:  # untraced, as in acquire
+            ex.tracer.stop_tracing(tstate)
+            ex.in_callback = True
+        else:
+            tstate = None
+        try:
+            ex.point("release", self._ck_label)
+            woke = self._free()
+            if ex.after_points:
+                ex.after("after-release", self, woke=woke)
+        finally:
+            if tstate is not None:
+                ex.in_callback = False
+                ex.tracer.resume_tracing(tstate)
 
     def locked(self) -> bool:
         _read(self._ex, self, "locked")
