@@ -553,6 +553,24 @@ class Execution:
             self.in_callback = False
             self.tracer.resume_tracing(self._tstate)
 
+    def untraced(self) -> int | None:
+        """The running thread goes on in engine code: from here it runs untraced, in the
+        trace-callback state a point runs in (on 3.11 a traced thread's every instruction
+        takes the tracing path).  Returns what ``traced_again`` takes back: None when the
+        thread was untraced already."""
+        tstate = self._tstate
+        if tstate is None or self.in_callback:
+            return None
+        self.tracer.stop_tracing(tstate)
+        self.in_callback = True
+        return tstate
+
+    def traced_again(self, tstate: int | None) -> None:
+        """Undo ``untraced`` (given what it returned)."""
+        if tstate is not None:
+            self.in_callback = False
+            self.tracer.resume_tracing(tstate)
+
     def callback_point(self, kind: str, obj: str = "") -> None:
         """``point`` from inside a trace or monitoring callback, where CPython has turned
         tracing off already (``tracing`` calls it at each line, store and racing access)."""

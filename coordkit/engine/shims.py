@@ -124,8 +124,7 @@ class Lock:
             _guard(ex, self)
         tstate = ex._tstate
         if tstate is not None and not ex.in_callback:
-            # Engine code: run untraced, as a trace callback (see Execution.point), so
-            # that on 3.11 its instructions do not each go through the tracing path.
+            # Execution.untraced, inlined (two calls less at every operation on a lock).
             ex.tracer.stop_tracing(tstate)
             ex.in_callback = True
         else:
@@ -150,7 +149,7 @@ class Lock:
             ex.effect(self, "acquire")
             return ex.returned(True)
         finally:
-            if tstate is not None:
+            if tstate is not None:  # Execution.traced_again, inlined
                 ex.in_callback = False
                 ex.tracer.resume_tracing(tstate)
 
@@ -172,7 +171,7 @@ class Lock:
         if self._owner is None:
             raise RuntimeError("release unlocked lock")
         tstate = ex._tstate
-        if tstate is not None and not ex.in_callback:  # untraced, as in acquire
+        if tstate is not None and not ex.in_callback:  # Execution.untraced, as in acquire
             ex.tracer.stop_tracing(tstate)
             ex.in_callback = True
         else:
@@ -183,7 +182,7 @@ class Lock:
             if ex.after_points:
                 ex.after("after-release", self, woke=woke)
         finally:
-            if tstate is not None:
+            if tstate is not None:  # Execution.traced_again, inlined
                 ex.in_callback = False
                 ex.tracer.resume_tracing(tstate)
 
