@@ -626,6 +626,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="coordkit", description="Find, shrink and replay thread interleavings."
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_demo, _add_explore, _add_replay, _add_show, _add_verify):
+        add(sub)
+    return parser
+
+
+def _add_demo(sub: Any) -> None:
     demo = sub.add_parser("demo", help="find, shrink and replay a real shutdown race")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--fixed-schedules", type=int, default=3000)
@@ -637,6 +643,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "when stdin is not a terminal)")
     demo.set_defaults(run=cmd_demo)
 
+
+def _add_explore(sub: Any) -> None:
     explore = sub.add_parser("explore", help="explore MODULE:FUNCTION under many schedules")
     explore.add_argument("target", help="MODULE:FUNCTION, a zero-argument callable")
     explore.add_argument("--strategy", default="pct", choices=["pct", "random", "dfs", "hypothesis"])
@@ -657,14 +665,18 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--adversarial", action="store_true",
                          help="let an event loop run any ready callback next (AIO-44)")
     explore.add_argument("--workers", type=int, default=None,
-                         help="run pct/random schedules in N worker processes (PAR-1)")
+                         help="run pct/random schedules, or dfs subtrees, in N worker "
+                              "processes (PAR-1, PAR-17)")
     explore.add_argument("--scheduler-address", default=None, metavar="tcp://HOST:PORT",
-                         help="run pct/random schedules on this Dask cluster's workers, "
+                         help="run pct/random schedules, or dfs subtrees, on this Dask "
+                              "cluster's workers, "
                               "pip install 'coordkit[dask]' (PAR-10)")
     explore.add_argument("--json", action="store_true",
                          help="print one JSON document (verdict, failure, threads, rows, races)")
     explore.set_defaults(run=cmd_explore)
 
+
+def _add_replay(sub: Any) -> None:
     replay = sub.add_parser("replay", help="replay TRACE on MODULE:FUNCTION")
     replay.add_argument("target")
     replay.add_argument("trace")
@@ -674,6 +686,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--json", action="store_true", help="print one JSON document instead")
     replay.set_defaults(run=cmd_replay)
 
+
+def _add_show(sub: Any) -> None:
     show = sub.add_parser("show", help="describe a trace; draw its run as a table or an HTML page")
     show.add_argument("trace")
     show.add_argument("--target", default=None,
@@ -683,13 +697,14 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--open", action="store_true", help="open the --html page in a web browser")
     show.set_defaults(run=cmd_show)
 
+
+def _add_verify(sub: Any) -> None:
     from coordkit.verify import add_arguments
 
     verify = sub.add_parser("verify", help="check every reference primitive over all interleavings "
                                            "of small configurations (specs/verification.md)")
     add_arguments(verify)
     verify.set_defaults(run=cmd_verify)
-    return parser
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:

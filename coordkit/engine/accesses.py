@@ -60,8 +60,8 @@ from typing import Any, NamedTuple
 
 from coordkit.engine.points import READ, WRITE
 
-__all__ = ["ANY", "UNNAMED", "CodeCache", "Frame", "Pending", "Site", "access_sites",
-           "call_locations", "describe", "is_user_code", "locations", "owner_name",
+__all__ = ["ANY", "CARRIES", "UNNAMED", "CodeCache", "Frame", "Pending", "Site", "access_sites",
+           "call_locations", "carry", "describe", "is_user_code", "locations", "owner_name",
            "seen_instructions", "site_key"]
 
 ANY = "<any>"  # the field of an access to a whole container
@@ -919,6 +919,56 @@ def locations(site: Site, frame: Frame, pending: Pending) -> list[Location] | No
     return out if _item_of(owner, key, site.access, out) else UNNAMED
 
 
+# The kinds of site that may leave something for a later instruction of their frame
+# (see ``Pending``): a global's load does when a call may call what it loaded.
+CARRIES = frozenset({"call", "exit", "with", "method", "iter", "global"})
+
+
+def carry(site: Site, frame: Frame, pending: Pending) -> None:
+    """What ``site`` leaves in ``pending`` for a later instruction of its frame, as
+    ``locations`` leaves it, without naming what it touches: for a step whose footprint
+    is known already (a search's replayed prefix, SCHED-68), where a later step of the
+    frame may be new and still needs it."""
+    kind = site.kind
+    if kind == "global":
+        if site.key is not None:
+            pending.loaded[_frame_key(frame, site.key)] = frame.value(("global", site.name))
+        return
+    if kind not in CARRIES:
+        return
+    if kind == "call" and site.key[2] not in _results_read(frame.frame.f_code):
+        return  # (no site reads its result: a stale entry under its key is never read)
+    owner = site.owner
+    if isinstance(owner, tuple) and owner[0] == _EITHER and kind != "with":
+        for way in owner[1:]:
+            _RUNTIME[kind](site._replace(owner=way), frame, pending, None)
+        return
+    _RUNTIME[kind](site, frame, pending, None)
+
+
+_results_cache = CodeCache()  # id(code) -> _results_read(code)
+
+
+def _results_read(code: Any) -> frozenset[int]:
+    """The offsets of ``code``'s calls whose result a site of ``code`` reads (names an
+    ``("result", offset)``): what ``carry`` must leave for a call."""
+    known: frozenset[int] | None = _results_cache.get(id(code))
+    if known is None:
+        found: set[int] = set()
+        for site in access_sites(code).values():
+            _find_results((site.owner, site.key), found)
+        known = _results_cache.put(code, frozenset(found))
+    return known
+
+
+def _find_results(expr: Any, found: set[int]) -> None:
+    if type(expr) is tuple:
+        if len(expr) == 2 and expr[0] == "result" and type(expr[1]) is int:
+            found.add(expr[1])
+        for part in expr:
+            _find_results(part, found)
+
+
 def call_locations(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Location] | None:
     """What ``fn(*args, **kwargs)`` touches that the tracer does not see, as ``locations``
     gives it: for a call the library makes, from its own untraced code, of a callable the
@@ -1392,13 +1442,15 @@ def _frame_key(frame: Frame, offset: Any) -> tuple[int, Any]:
     return id(frame.frame), offset
 
 
-def _load_method(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+def _load_method(site: Site, frame: Frame, pending: Pending,
+                 out: list[Location] | None) -> bool:
     """A method's load: no access; its object, for the call (SCHED-41)."""
     pending.loaded[_frame_key(frame, site.key)] = frame.value(site.owner)
     return True
 
 
-def _call(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+def _call(site: Site, frame: Frame, pending: Pending,
+          out: list[Location] | None) -> bool:
     """A call, once its arguments are evaluated: what it touches (SCHED-41, SCHED-43), or
     False when it runs code whose accesses cannot be named (SCHED-42)."""
     pos_exprs, kw_exprs, offset = site.key
@@ -1408,7 +1460,9 @@ def _call(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bo
     if type(fn) is types.FunctionType and not starred and _python_call(fn, bound, frame, pending,
                                                                         offset):
         return True
-    if starred:
+    if starred and out is None:
+        pass
+    elif starred:
         starred = all(_shallow(frame.value(e), out) for e in pos_exprs[1:])
     elif pos_exprs is not None:
         pos = tuple(_operand(e, frame, pending) for e in pos_exprs)
@@ -1425,6 +1479,8 @@ def _call(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bo
     elif isinstance(fn, type) and _modelled_class(fn):
         result = _Made(fn)
     pending.loaded[_frame_key(frame, ("result", offset))] = result
+    if out is None:
+        return True
     if not known or (pos_exprs and pos_exprs[0] == "star" and not starred):
         return False
     if _calls(fn, bound, pos, kw, out):
@@ -1573,18 +1629,23 @@ def _method_of_result(expr: Any, name: str, frame: Frame, pending: Pending) -> A
     return raw if type(raw) is types.FunctionType else _MISSING
 
 
-def _enter(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+def _enter(site: Site, frame: Frame, pending: Pending,
+           out: list[Location] | None) -> bool:
     """``with obj:``: ``obj.__enter__()`` runs now, ``__exit__`` at the block's end."""
     expr = site.owner
     ways = expr[1:] if isinstance(expr, tuple) and expr[0] == _EITHER else (expr,)
     owners = tuple(frame.value(way) for way in ways)
     pending.entered.setdefault(id(frame.frame), []).append(owners)
-    return _special(owners, "__enter__", out)
+    return out is None or _special(owners, "__enter__", out)
 
 
-def _exit(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+def _exit(site: Site, frame: Frame, pending: Pending,
+          out: list[Location] | None) -> bool:
     entered = pending.entered.get(id(frame.frame))
-    return bool(entered) and _special(entered.pop(), "__exit__", out)
+    if not entered:
+        return False
+    owners = entered.pop()
+    return out is None or _special(owners, "__exit__", out)
 
 
 def _special(owners: tuple[Any, ...], name: str, out: list[Location]) -> bool:
@@ -1603,7 +1664,8 @@ def _bind_special(owner: Any, name: str) -> tuple[Any, Any]:
     return _MISSING, _NOBIND
 
 
-def _get_iter(site: Site, frame: Frame, pending: Pending, out: list[Location]) -> bool:
+def _get_iter(site: Site, frame: Frame, pending: Pending,
+              out: list[Location] | None) -> bool:
     """A loop's ``iter()``: no access (the loop's steps read, SCHED-41); what it goes over."""
     owner = site.owner
     if isinstance(owner, tuple) and owner[0] == "result":

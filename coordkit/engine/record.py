@@ -20,6 +20,18 @@ from coordkit.engine.task import Task
 __all__ = ["Event", "Recorder", "is_step", "row_text", "shown"]
 
 
+class _Recorded(Step):
+    """A step as the run that recorded it saw it, with ``labelled``: its accesses (counted
+    from 1 by the tracer, ``Recorder.accesses``) that gave memory its first label in the
+    run.  A later run that repeats the step names only those (SCHED-85)."""
+
+    __slots__ = ("labelled",)
+
+    def __init__(self, index: int, point: Any, footprint: list[Effect], choice: int | None) -> None:
+        super().__init__(index, point, footprint, choice)
+        self.labelled: set[int] = set()
+
+
 @dataclass(frozen=True)
 class Event:
     """One recorded row of a run: which thread did which operation, where, and what it
@@ -77,8 +89,8 @@ class Recorder:
     ``memory_traced``: a tracer reports the memory accesses of the code between
     points, so a line's step is not assumed to touch everything."""
 
-    __slots__ = ("_memory", "_owners", "events", "known", "memory_traced", "rows", "snapshots",
-                 "steps", "taken")
+    __slots__ = ("_labelled", "_memory", "_owners", "accesses", "events", "known", "memory_traced",
+                 "names_again", "rows", "snapshots", "steps", "taken")
 
     def __init__(self, *, rows: bool, footprints: bool, snapshots: bool = False) -> None:
         self.rows = rows
@@ -97,6 +109,12 @@ class Recorder:
         # id from being reused while its label stands.
         self._memory: dict[Any, str] = {}
         self._owners: list[Any] = []
+        # The running step's accesses so far (the tracer counts them), and where it makes a
+        # new label: the step's own ``labelled`` when it is recorded; when it is known,
+        # where the run that recorded it did (None: a step not recorded so).
+        self.accesses = 0
+        self._labelled: set[int] | None = None
+        self.names_again: set[int] | None = None
 
     def point(self, task: Task, now: float) -> None:
         """``task`` goes on from its scheduling point: its operation takes effect now, a
@@ -128,16 +146,22 @@ class Recorder:
         if steps is not None:
             k = len(steps)
             point = task.pt
+            self.accesses = 0
             if k < len(self.known):
-                if self.known[k].point == point:
-                    steps.append(self.known[k])
+                known = self.known[k]
+                if known.point == point:
+                    steps.append(known)
                     task.step = None  # its effects are known too
+                    self._labelled = None
+                    self.names_again = getattr(known, "labelled", None)
                     return
                 self.known = ()  # the run did not repeat (the search says so at its end)
-            step = Step(k, point, opening_effects(point, task.label,
-                                                  memory_traced=self.memory_traced), choice)
+            step = _Recorded(k, point, opening_effects(point, task.label,
+                                                       memory_traced=self.memory_traced), choice)
             steps.append(step)
             task.step = step
+            self._labelled = step.labelled
+            self.names_again = None
 
     def blocked(self, task: Task, what: str, now: float) -> None:
         """``task`` parks, in the step it just took: a row, not a step."""
@@ -180,6 +204,8 @@ class Recorder:
         if label.startswith("mem:") and label[4:5].isdigit():
             label = f"mem#{len(self._owners)}"
         self._memory[owner] = label
+        if self._labelled is not None:
+            self._labelled.add(self.accesses)
         if keep is not None:
             try:
                 keep = weakref.ref(keep, lambda _ref: self._memory.pop(owner, None))

@@ -13,7 +13,13 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from coordkit import sync
-from coordkit.engine.parallel import check_cluster, check_sendable, check_workers, search_indexed
+from coordkit.engine.parallel import (
+    check_cluster,
+    check_sendable,
+    check_workers,
+    search_indexed,
+    search_split,
+)
 from coordkit.engine.races import Race
 from coordkit.engine.report import ExploreResult, FoundFailure, RunReport, same_failure, target_name
 from coordkit.engine.run import (
@@ -165,10 +171,13 @@ def explore(
     ``workers=N`` runs the schedules of a ``"random"`` or ``"pct"`` search in N worker
     processes (PAR-1..PAR-6): schedule ``i`` is the same run in any process, and the
     result (the failure at the lowest failing index, its trace, the schedules run) is the
-    one the same seed gives without workers.  ``fn`` and ``invariant`` must then be
-    importable by name (defined at module level).  ``cluster=client`` (a
-    ``dask.distributed`` Client) sends the same schedules to that Dask cluster's workers,
-    with the same result (PAR-10..PAR-14); they must import ``fn``'s module.
+    one the same seed gives without workers.  A ``"dfs"`` search is split into subtrees
+    (PAR-17..PAR-21): the same exhausted verdict and classes covered as without workers
+    (its counts of schedules may differ), and a failure that does not depend on timing.
+    ``fn`` and ``invariant`` must then be importable by name (defined at module level).
+    ``cluster=client`` (a ``dask.distributed`` Client) sends the same work to that Dask
+    cluster's workers, with the same result (PAR-10..PAR-14, PAR-21); they must import
+    ``fn``'s module.
     """
     check_loop_modes(cancel, adversarial, strategy)
     options = run_options(fn, max_steps=max_steps, run_timeout=run_timeout, granularity=granularity,
@@ -196,9 +205,9 @@ def _checked_workers(workers: Any, strategy: Any, cancel: Any, fn: Any, invarian
     workers = check_workers(workers)
     if not parallel and (workers is None or workers == 1):
         return workers
-    if cancel is not None or strategy not in ("random", "pct"):
+    if cancel is not None or strategy not in ("random", "pct", "dfs"):
         name, what = ("cluster", "cluster=") if parallel else ("workers", f"workers={workers}")
-        raise ValueError(f"{what} runs 'random' and 'pct' searches; "
+        raise ValueError(f"{what} runs 'random', 'pct' and 'dfs' searches; "
                          f"strategy={strategy!r} (cancel={cancel!r}) runs in this process: "
                          f"leave {name} unset")
     check_sendable("fn", fn)
@@ -300,6 +309,10 @@ class _Search:
         if scheduler.indexed:  # random, PCT: by index, here or in workers (PAR-2)
             return search_indexed(self, session, scheduler, workers=self.workers,
                                   cluster=self.cluster)
+        if isinstance(scheduler, DFSScheduler) and (self.cluster is not None or (
+                self.workers or 1) > 1):  # DPOR's subtrees in workers (PAR-17)
+            return search_split(self, session, new_scheduler, workers=self.workers,
+                                cluster=self.cluster)
         while self.runs < self.max_schedules:
             racing = session.racing
             run = session.run(self.fn, scheduler, run_index=self.runs)

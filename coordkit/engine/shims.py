@@ -76,10 +76,23 @@ def _who(task: Task | None) -> str | None:
 def _guard(ex: Execution, obj: Any) -> None:
     g = _getcurrent()  # current_execution(), inlined: this runs at every operation
     if type(g) is not TaskGreenlet or g.task_execution is not ex or ex.finished:
-        raise UncontrolledUseError(
-            f"{obj._ck_label} was created inside a controlled run and can only be used by "
-            "that run's threads"
-        )
+        raise UncontrolledUseError(_used_outside(ex, obj, g))
+
+
+def _used_outside(ex: Execution, obj: Any, g: Any) -> str:
+    """SCHED-4m's error, saying which of its three cases it is and what to do."""
+    said = (f"{obj._ck_label} was created inside a controlled run and can only be used by "
+            "that run's threads")
+    if type(g) is TaskGreenlet and g.task_execution is not ex:
+        return (f"{said}; it was made by an earlier run and is used again by this one: the "
+                "explored function keeps objects between runs (in a global, a cache, a "
+                "handler added to a logger): make them inside the function, or before "
+                "exploring, or take them back out before the function returns")
+    if ex.finished:
+        return (f"{said}, and that run is over (it is used after explore returned, at exit "
+                "or by an uncontrolled thread): take what a run made out of global state "
+                "(a logging handler, a registry) before the function returns")
+    return f"{said}, not by an uncontrolled thread"
 
 
 def _read(ex: Execution, obj: Any, op: str) -> None:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from coordkit import sync
 from coordkit.engine.accesses import (
+    CARRIES,
     UNNAMED,
     CodeCache,
     Frame,
@@ -45,6 +46,7 @@ from coordkit.engine.accesses import (
     _user_code_cache,
     access_sites,
     call_locations,
+    carry,
     is_user_code,
     locations,
     seen_instructions,
@@ -132,11 +134,26 @@ def _stack(frame: Any) -> tuple[tuple[str, int, str], ...]:
 def _access(ex: Execution, site: Site, frame: Any) -> None:
     """Hand the accesses at ``site`` to the run; where they cannot be named, the step
     depends on everything (SCHED-42).  Warn (once per site and run) when the site uses
-    something the run does not control."""
+    something the run does not control.
+
+    A step a search repeats from its last run (SCHED-85) has its footprint already, and
+    its escapes were warned about where it was recorded: without race detection, only
+    the accesses at which that run first labelled memory are named (so that a later,
+    new step labels memory as that run did), and the rest only leave what a later
+    instruction of their frame reads (``carry``)."""
     tracer = ex.tracer
     pending = tracer.pending
+    recorder = ex.recorder
+    again = None
+    if recorder is not None:
+        recorder.accesses += 1
+        again = recorder.names_again
+        if again is not None and ex.races is None and recorder.accesses not in again:
+            if site.kind in CARRIES:
+                carry(site, Frame(frame, pending.loaded), pending)
+            return
     named = Frame(frame, pending.loaded)
-    if site.site_key not in tracer.checked and site.kind in _ESCAPE_KINDS:
+    if again is None and site.site_key not in tracer.checked and site.kind in _ESCAPE_KINDS:
         tracer.checked.add(site.site_key)
         escape = _escape(site, named)
         if escape is not None:

@@ -73,8 +73,8 @@ def test_a_cluster_takes_the_place_of_workers_and_of_other_strategies(client):
     """PAR-11: with workers=, or with a strategy the cluster does not run, a ValueError."""
     with pytest.raises(ValueError, match=r"workers=2 and cluster= were both given"):
         coordkit.explore(programs.correct, strategy="random", cluster=client, workers=2)
-    with pytest.raises(ValueError, match=r"cluster= runs 'random' and 'pct'.*leave cluster unset"):
-        coordkit.explore(programs.correct, strategy="dfs", cluster=client)
+    with pytest.raises(ValueError, match=r"cluster= runs 'random', 'pct' and 'dfs'.*leave cluster"):
+        coordkit.explore(programs.correct, strategy="hypothesis", cluster=client)
     with pytest.raises(TypeError, match=r"fn=.*<lambda> cannot be sent"):
         coordkit.explore(lambda: None, strategy="pct", cluster=client)
 
@@ -152,6 +152,22 @@ def test_a_cluster_worker_that_dies_has_its_schedules_run_again(client, tmp_path
     assert result.failure is None and result.schedules_run == 40
     assert any("left the cluster while schedules 0..0 ran" in w for w in result.warnings), \
         result.warnings
+
+
+def test_a_cluster_splits_a_dfs_search(client):
+    """PAR-21: a DPOR search's subtrees on the cluster: exhausted, the same coverage
+    verdict as without workers; a failing program fails the same way."""
+    from tests.parallel.test_dpor_workers import _verdict
+    from tests.sched import dpor_programs
+
+    kwargs = {"strategy": "dfs", "max_preemptions": None, "granularity": "sync"}
+    fn = dpor_programs.notify_chooses_a_waiter
+    alone = coordkit.explore(fn, **kwargs)
+    there = coordkit.explore(fn, cluster=client, **kwargs)
+    assert there.exhausted and _verdict(there.coverage) == _verdict(alone.coverage)
+    failing = dpor_programs.lock_order_deadlock
+    found = coordkit.explore(failing, cluster=client, **kwargs).failure
+    assert found is not None and found.kind == coordkit.explore(failing, **kwargs).failure.kind
 
 
 def test_a_unit_still_running_when_the_search_ends_stops(client):

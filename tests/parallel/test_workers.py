@@ -69,9 +69,9 @@ def test_bad_workers_values_are_refused(value, error):
 
 
 def test_workers_refuse_a_strategy_they_do_not_run():
-    """PAR-1: dfs runs in this process for now, said so rather than ignored."""
-    with pytest.raises(ValueError, match="workers=2 runs 'random' and 'pct'"):
-        coordkit.explore(programs.correct, strategy="dfs", workers=2)
+    """PAR-1: hypothesis runs in this process, said so rather than ignored."""
+    with pytest.raises(ValueError, match="workers=2 runs 'random', 'pct' and 'dfs'"):
+        coordkit.explore(programs.correct, strategy="hypothesis", workers=2)
 
 
 def test_unsendable_programs_are_refused_by_name():

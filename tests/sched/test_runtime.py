@@ -823,9 +823,31 @@ class TestStdlibSemantics:
         run_once(program)
 
     def test_used_outside_its_run(self):
+        # SCHED-4m: after the run, outside any run (explore returned, atexit): the error
+        # says that run is over and what to take out of global state
         lock = run_once(lambda: threading.Lock())
-        with pytest.raises(_shims.UncontrolledUseError, match="Lock#1 was created inside"):
+        with pytest.raises(_shims.UncontrolledUseError,
+                           match=r"Lock#1 was created inside .*, and that run is over"):
             lock.acquire()
+
+    def test_kept_between_runs_is_named_as_such(self):
+        # SCHED-4m: an object one run made, used by a later run's thread (a logging
+        # handler added to a global logger in each run is the common case): the error
+        # says the function keeps objects between runs
+        kept = []
+
+        def program():
+            if not kept:
+                kept.append(threading.RLock())
+            t = threading.Thread(target=lambda: kept[0].acquire())
+            t.start()
+            t.join()
+
+        result = coordkit.explore(program, max_schedules=3, strategy="dfs")
+        assert result.failure is not None
+        message = str(result.failure.exception)
+        assert "made by an earlier run and is used again by this one" in message
+        assert "keeps objects between runs" in message
 
 
 def test_explore_rejects_bad_arguments():

@@ -5,16 +5,18 @@ search learned before the run's epoch (PAR-2), so schedule ``i`` is the same run
 whichever process runs it.  ``search_indexed`` is the one path for those strategies:
 with no workers (or one) it runs the indices here in order; with ``workers=N`` it hands
 each epoch's indices to N processes as units and merges their summaries in index order,
-so the result is the sequential search's (PAR-3).  With ``cluster=`` (a Dask client) the
-same units go to a Dask cluster: the pool and the cluster are two executors behind one
-interface (``executor.Executor``), and the units, the merge and the lowest-index rule
-are the same for both (PAR-10).
+so the result is the sequential search's (PAR-3).  A DPOR search hands out subtrees of
+its search tree instead (``search_split``, ``split.py``: PAR-17..PAR-21).  With
+``cluster=`` (a Dask client) the same units go to a Dask cluster: the pool and the
+cluster are two executors behind one interface (``executor.Executor``), and the units,
+the merge and the lowest-index rule are the same for both (PAR-10).
 """
 
 from __future__ import annotations
 
 import pickle
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from coordkit.engine.parallel.executor import Executor
@@ -24,7 +26,8 @@ from coordkit.engine.schedulers import Scheduler
 from coordkit.engine.schedulers.base import starts_epoch
 from coordkit.sync import real_monotonic
 
-__all__ = ["check_cluster", "check_sendable", "check_workers", "connect", "search_indexed"]
+__all__ = ["check_cluster", "check_sendable", "check_workers", "connect", "search_indexed",
+           "search_split"]
 
 # How many units each worker gets per epoch: more balance the load, fewer cost less.
 _UNITS_PER_WORKER = 4
@@ -101,6 +104,41 @@ def search_indexed(search: Any, session: Session, scheduler: Scheduler, *,
             return _in_workers(search, session, scheduler, executor, auto)
         finally:
             search.warnings.extend(w for w in executor.warnings if w not in search.warnings)
+
+
+def search_split(search: Any, session: Session, new_scheduler: Callable[[], Scheduler], *,
+                 workers: int | None, cluster: Any = None) -> Run | None:
+    """Run a DPOR search split into subtrees across workers (PAR-17..PAR-21): the failing
+    run to report (PAR-20), or None.  At auto granularity a level whose runs saw a site
+    racing that is not yet a scheduling point starts the search over with it, as the
+    search in one process does."""
+    from coordkit.engine.parallel import split as jobs
+
+    learn = session.learning
+    session.learning = False
+    with _executor(search, workers, cluster) as executor:
+        try:
+            while True:
+                split = jobs.SplitSearch(
+                    search.fn, sendable_options(search.options), session.racing, executor,
+                    ran=search.ran, budget=lambda: search.max_schedules - search.runs,
+                    time_left=lambda: _time_left(search), stopping=lambda: session.interrupted,
+                    slice=jobs.SLICE)
+                split.next_index = search.runs
+                split.search(search.scheduler, learn)
+                if split.found:
+                    return split.failing(session)
+                if not split.learned:
+                    return None
+                session.racing = session.racing | split.learned
+                search.scheduler = new_scheduler()
+        finally:
+            search.warnings.extend(w for w in executor.warnings if w not in search.warnings)
+
+
+def _time_left(search: Any) -> float | None:
+    # (the real clock: a worker cannot share a clock a test gave the search)
+    return None if search.deadline is None else max(0.0, search.deadline - real_monotonic())
 
 
 def _executor(search: Any, workers: int | None, cluster: Any) -> Executor:

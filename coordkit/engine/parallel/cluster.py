@@ -11,11 +11,12 @@ next read.  Dask itself runs again the tasks of a worker that died.
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import cloudpickle
@@ -23,7 +24,7 @@ import distributed
 
 from coordkit import sync
 from coordkit.engine.parallel.executor import Executor
-from coordkit.engine.parallel.units import NEVER, Summary, Unit, run_unit
+from coordkit.engine.parallel.units import NEVER, Summary, Unit
 
 __all__ = ["Cluster"]
 
@@ -67,14 +68,14 @@ def _stop_reader(name: str) -> Callable[[], int]:
     return stop_above
 
 
-def _run(sent: bytes, stop_name: str) -> list[Summary]:
+def _run(sent: bytes, stop_name: str) -> Any:
     """A Dask task: the unit's schedules, one unit at a time in this process.  The unit
     comes pickled, and is unpickled here: a module it needs that this worker cannot
     import is then the task's ImportError, where Dask, unpickling a task's arguments
     itself, would drop the worker's connection and leave the task waiting (PAR-13)."""
     unit = pickle.loads(sent)
     with _ONE_AT_A_TIME:
-        return run_unit(unit, _stop_reader(stop_name))
+        return unit.work(_stop_reader(stop_name))
 
 
 class Cluster(Executor):
@@ -110,17 +111,17 @@ class Cluster(Executor):
                     "modules must be importable on every worker (install its package there "
                     f"or put it on their PYTHONPATH; {_HOWTO})")
 
-    def run(self, units: list[Unit], stopping: Callable[[], bool]) -> list[Summary]:
-        """The shared loop (PAR-10); a worker that left the cluster meanwhile (it died, and
-        Dask ran its units again) is reported in ``warnings`` (PAR-14)."""
+    @contextlib.contextmanager
+    def watching(self, what: str) -> Iterator[None]:
+        """A worker that left the cluster meanwhile (it died, and Dask ran its units
+        again) is reported in ``warnings`` (PAR-14)."""
         before = set(self.client.nthreads())
-        summaries = super().run(units, stopping)
+        yield
         gone = before - set(self.client.nthreads())
         if gone:
             self.warnings.append(
-                f"Dask worker(s) {', '.join(sorted(gone))} left the cluster while schedules "
-                f"{units[0].start}..{units[-1].stop - 1} ran; Dask ran their units again")
-        return summaries
+                f"Dask worker(s) {', '.join(sorted(gone))} left the cluster while {what} "
+                "ran; Dask ran their units again")
 
     def stop_above(self, index: int | None) -> None:
         lowest = NEVER if index is None else min(self._lowest, index)
@@ -144,11 +145,11 @@ class Cluster(Executor):
             return handle.result()
         except distributed.KilledWorker as exc:
             raise RuntimeError(
-                f"Dask workers died running schedules {unit.start}..{unit.stop - 1} ({exc}): "
+                f"Dask workers died running {unit.label} ({exc}): "
                 "does the program exit the process, or crash the interpreter?") from None
         except ImportError as exc:
             raise RuntimeError(
-                f"a Dask worker cannot import what schedules {unit.start}..{unit.stop - 1} "
+                f"a Dask worker cannot import what {unit.label} "
                 f"need ({type(exc).__name__}: {exc}): the program's modules must be "
                 f"importable on every worker ({_HOWTO})") from None
 

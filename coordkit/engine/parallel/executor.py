@@ -9,6 +9,7 @@ summary in index order for the search to merge.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -32,6 +33,10 @@ class Executor:
     def run(self, units: list[Unit], stopping: Callable[[], bool]) -> list[Summary]:
         """Run ``units``; every summary, in index order.  ``stopping()`` is polled: true,
         the units are abandoned and ``KeyboardInterrupt`` raised."""
+        with self.watching(f"schedules {units[0].start}..{units[-1].stop - 1}"):
+            return self._run(units, stopping)
+
+    def _run(self, units: list[Unit], stopping: Callable[[], bool]) -> list[Summary]:
         self.stop_above(None)
         summaries: list[Summary] = []
         pending: dict[Any, Unit] = {self.submit(unit): unit for unit in units}
@@ -72,6 +77,10 @@ class Executor:
         """Workers start no schedule after ``index`` (a failure was found there); None: no
         failure found yet."""
         raise NotImplementedError
+
+    def watching(self, what: str) -> contextlib.AbstractContextManager[None]:
+        """Around running ``what``: a backend that sees workers leave says so."""
+        return contextlib.nullcontext()
 
     def cancel(self, pending: Iterable[Any]) -> None:
         """Abandon units that have not finished (Ctrl-C, an error)."""

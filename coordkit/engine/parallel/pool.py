@@ -17,7 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from coordkit.engine.parallel.executor import Executor
-from coordkit.engine.parallel.units import NEVER, Summary, Unit, run_unit
+from coordkit.engine.parallel.units import NEVER, Summary, Unit
 
 __all__ = ["Pool", "in_processes"]
 
@@ -38,9 +38,10 @@ def _init(stop_above: Any) -> None:
     _stop_above = stop_above
 
 
-def _run(unit: Unit) -> list[Summary]:
-    """In a worker process: the unit's schedules, stopping at the shared lowest failure."""
-    return run_unit(unit, lambda: _stop_above.value)
+def _run(unit: Unit) -> Any:
+    """In a worker process: the unit's work (its schedules, or a DPOR job's runs), stopping
+    at the shared lowest failure."""
+    return unit.work(lambda: _stop_above.value)
 
 
 def _end(executor: ProcessPoolExecutor) -> None:
@@ -76,7 +77,7 @@ class Pool(Executor):
         self._ctx = _context()
         self._stop_above = self._ctx.Value("q", NEVER)
         self._executor: ProcessPoolExecutor | None = None
-        self._retried: set[int] = set()
+        self._retried: set[str] = set()
         self.warnings: list[str] = []
 
     def _pool(self) -> ProcessPoolExecutor:
@@ -115,15 +116,21 @@ class Pool(Executor):
         """A worker died: every unit not done is run again on a fresh pool, each at most
         once more (a program that kills every worker that runs it is an error)."""
         lost = [unit, *pending.values()]
-        if unit.start in self._retried:
+        if unit.label in self._retried:
             raise RuntimeError(
-                f"a worker process died again running schedules {unit.start}..{unit.stop - 1} "
+                f"a worker process died again running {unit.label} "
                 "(does the program exit the process, or crash the interpreter?)")
-        self._retried.add(unit.start)
+        self._retried.add(unit.label)
         self.warnings.append(
-            "a worker process died while running schedules "
-            f"{min(u.start for u in lost)}..{max(u.stop for u in lost) - 1}; they were run "
-            "again on a new worker")
+            f"a worker process died while running {_span(lost)}; they were run again on a "
+            "new worker")
         self.close()
         pending.clear()
         pending.update({self.submit(u): u for u in lost})
+
+
+def _span(units: list[Any]) -> str:
+    """What ``units`` ran, for a message: a range of schedules, or the jobs' labels."""
+    if all(isinstance(u, Unit) for u in units):
+        return f"schedules {min(u.start for u in units)}..{max(u.stop for u in units) - 1}"
+    return "; ".join(u.label for u in units)

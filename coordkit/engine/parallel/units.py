@@ -89,6 +89,15 @@ class Unit:
     def run_options(self) -> RunOptions:
         return RunOptions(**self.options, racing=self.learned.racing)
 
+    @property
+    def label(self) -> str:
+        """What the unit runs, for messages."""
+        return f"schedules {self.start}..{self.stop - 1}"
+
+    def work(self, stop_above: Callable[[], int]) -> list[Summary]:
+        """In a worker: the unit's runs (``run_unit``)."""
+        return run_unit(self, stop_above)
+
 
 def sendable_options(options: RunOptions) -> dict[str, Any]:
     """``options`` as a worker rebuilds them (its own caller thread; racing per unit)."""

@@ -22,8 +22,10 @@ not yet explored, and goes on with default choices; ``end`` picks the next.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from operator import itemgetter
+from typing import Any
 
 from coordkit.engine.dpor import HappensBefore
 from coordkit.engine.points import ANY, WRITE, Effect, Point, Step, stutters
@@ -187,6 +189,26 @@ class DFSScheduler(Scheduler):
         self.schedules = 0  # runs of the last level (the one an exhausted search covered)
         self.classes = 0  # of those, complete runs that were not redundant
         self.pruned = 0
+        # A search of one subtree (PAR-17): the first ``_floor`` nodes of the path are
+        # another search's, never backtracked to here; what runs here add to their
+        # backtrack sets (``_seen_above`` is what they held) goes back to it.
+        self._floor = 0
+        self._seen_above: list[set[int]] = []
+        self._whole = True  # the whole search: an exhausted level moves to the next
+        self._subtree_done = False
+
+    # Per run, not search state: a copy sent to another process starts without them.
+    _PER_RUN = ("_history", "_known", "_hb", "_waits")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in self._PER_RUN}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._history = self._known = ()
+        self._hb = HappensBefore()
+        self._hb.proceeding = self.max_preemptions is None
+        self._waits = _Waits()
 
     @property
     def needs_footprints(self) -> bool:
@@ -381,7 +403,10 @@ class DFSScheduler(Scheduler):
             if self._redundant is None:
                 self._cut_off(steps, failed=run.failure is not None)
         if not self._backtrack():
-            self._next_level()
+            if self._whole:
+                self._next_level()
+            else:
+                self._subtree_done = True
 
     def _note_steps(self, steps: Sequence[Step]) -> None:
         """Remember the step each node's chosen thread took (what a sleeper would do)."""
@@ -463,7 +488,7 @@ class DFSScheduler(Scheduler):
 
     def _backtrack(self) -> bool:
         """Move to the deepest choice point with a thread left to try; False when none."""
-        while self._path:
+        while len(self._path) > self._floor:
             node = self._path[-1]
             for t in node.tids:
                 if t in node.backtrack and t not in node.done and self._allowed(node, t):
@@ -483,4 +508,115 @@ class DFSScheduler(Scheduler):
             self._fresh = self._fresh_node = 0
             self._backtracked = None
             return
+        self._exhausted = True
+
+    # -- one subtree of the search, for a worker (PAR-17..PAR-19) ---------------------
+
+    def subtree(self) -> DFSScheduler:
+        """This search, from where it stands, as a search of its own subtree only: the
+        level it is at, never moving to the next (``subtree_done`` says when it is done)."""
+        part = copy.deepcopy(self)
+        part._whole = False
+        part._seen_above = [set(n.backtrack) for n in part._path[:part._floor]]
+        part.schedules = part.classes = 0
+        return part
+
+    def rooted(self, depth: int, thread: int) -> DFSScheduler:
+        """A search of the subtree where this search's first ``depth`` choice points are
+        as on its path now and the next chooses ``thread`` (PAR-17): those ``depth + 1``
+        nodes, with their sleep sets, are its root, never backtracked to; its runs replay
+        the choices to the root and search below it."""
+        part = copy.copy(self)
+        part._path = copy.deepcopy(self._path[:depth + 1])
+        root = part._path[depth]
+        root.chosen = thread
+        root.backtrack.add(thread)
+        part._indices = self._indices[:depth]
+        part._floor = depth + 1
+        part._fresh, part._fresh_node, part._backtracked = root.step, depth, root
+        part._redundant, part._exhausted, part._subtree_done = None, False, False
+        part.__setstate__(part.__getstate__())
+        return part.subtree()
+
+    @property
+    def root(self) -> int:
+        """How many choice points of the path are another search's (0: none)."""
+        return self._floor
+
+    @property
+    def level(self) -> int:
+        """The index of the level (bound) being searched, in ``levels``."""
+        return self._level
+
+    def claims(self) -> list[tuple[tuple[int, ...], int]]:
+        """Each branch this subtree search has begun or given away, as (the choice point's
+        ``key``, thread), at the choice points it may still backtrack to (PAR-18)."""
+        return [(self.key(depth), t) for depth in range(self._floor, len(self._path))
+                for t in self._path[depth].done]
+
+    def may_take(self, depth: int, thread: int) -> bool:
+        """Whether ``thread`` may be tried at choice point ``depth`` of the path: not asleep
+        there, not begun there, within the level's bound."""
+        node = self._path[depth]
+        return thread not in node.done and self._allowed(node, thread)
+
+    @property
+    def subtree_done(self) -> bool:
+        """Every branch of a ``subtree`` search's subtree is explored."""
+        return self._subtree_done
+
+    def split(self) -> DFSScheduler | None:
+        """Give away the shallowest branch this subtree search has not begun (PAR-18):
+        a ``rooted`` search of it, marked explored here; None when no branch is left
+        but the one the next run takes."""
+        if self._subtree_done:
+            return None
+        for depth in range(self._floor, len(self._path)):
+            node = self._path[depth]
+            for t in node.tids:
+                if (t in node.backtrack and t not in node.done and t != node.chosen
+                        and self._allowed(node, t)):
+                    part = self.rooted(depth, t)
+                    node.done.add(t)  # (and no sleeper here: it has no step taken here)
+                    return part
+        return None
+
+    def above(self) -> list[tuple[int, int]]:
+        """The backtrack points this subtree's runs added above its root, as (depth,
+        thread), since the last call (PAR-18): the search that owns those choice points
+        must try them."""
+        found = []
+        for depth, seen in enumerate(self._seen_above):
+            new = self._path[depth].backtrack - seen
+            found.extend((depth, t) for t in sorted(new))
+            seen |= new
+        return found
+
+    def key(self, depth: int) -> tuple[int, ...]:
+        """Which choice point ``depth`` is: the threads chosen before it on the path."""
+        return tuple(n.chosen for n in self._path[:depth])
+
+    def owns(self, key: tuple[int, ...]) -> _Node | None:
+        """The node at ``key`` if it is one this search may still backtrack to."""
+        depth = len(key)
+        if not self._floor <= depth < len(self._path):
+            return None
+        return self._path[depth] if self.key(depth) == key else None
+
+    def at_level(self, level: int) -> DFSScheduler:
+        """A fresh search of level ``level`` of the iterative bounds alone (PAR-17)."""
+        fresh = DFSScheduler(self.max_preemptions, self.sleep_sets, self.reduce_bound)
+        fresh._level = level
+        return fresh.subtree()
+
+    @property
+    def levels(self) -> int:
+        """How many levels (bounds) the search has: the last one decides exhaustion."""
+        return len(self._bounds)
+
+    def finish(self, schedules: int, classes: int) -> None:
+        """Record that every level was searched elsewhere (PAR-17): this search is
+        exhausted, with the counts of the last level."""
+        self._level = len(self._bounds) - 1
+        self.schedules, self.classes = schedules, classes
         self._exhausted = True
