@@ -174,20 +174,24 @@ def _join_task(task: Task, timeout: float | None, itself: str) -> bool:
         return task.state is FINISHED
     if task is ex.current:
         raise RuntimeError(itself)
-    # That it has not ended was read in the step this one is in: there is a scheduling
-    # point here only because of it (SCHED-49).
-    ex.observed(task.label, STOPS)
-    ex.point("join", task.label)
-    if timeout is not None:
-        ex.effect(task, "try")
-    if task.state is not FINISHED:
-        if task.joiners is None:
-            task.joiners = WaitQueue()
-        task.joiners.park(ex, f"join({task.label})", ex.clock.deadline(timeout))
-    ended = task.state is FINISHED
-    ex.returned(None, text=f"{task.label} ended" if ended else
-                f"timed out (timeout {timeout:g} s at t={ex.clock.now:g}), {task.label} still alive")
-    return ended
+    tstate = ex.untraced()
+    try:
+        # That it has not ended was read in the step this one is in: there is a scheduling
+        # point here only because of it (SCHED-49).
+        ex.observed(task.label, STOPS)
+        ex.point("join", task.label)
+        if timeout is not None:
+            ex.effect(task, "try")
+        if task.state is not FINISHED:
+            if task.joiners is None:
+                task.joiners = WaitQueue()
+            task.joiners.park(ex, f"join({task.label})", ex.clock.deadline(timeout))
+        ended = task.state is FINISHED
+        ex.returned(None, text=f"{task.label} ended" if ended else
+                    f"timed out (timeout {timeout:g} s at t={ex.clock.now:g}), {task.label} still alive")
+        return ended
+    finally:
+        ex.traced_again(tstate)
 
 
 def _thread_is_alive(self: threading.Thread) -> bool:

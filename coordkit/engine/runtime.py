@@ -553,6 +553,24 @@ class Execution:
             self.in_callback = False
             self.tracer.resume_tracing(self._tstate)
 
+    def untraced(self) -> int | None:
+        """The running thread goes on in engine code: from here it runs untraced, in the
+        trace-callback state a point runs in (on 3.11 a traced thread's every instruction
+        takes the tracing path).  Returns what ``traced_again`` takes back: None when the
+        thread was untraced already."""
+        tstate = self._tstate
+        if tstate is None or self.in_callback:
+            return None
+        self.tracer.stop_tracing(tstate)
+        self.in_callback = True
+        return tstate
+
+    def traced_again(self, tstate: int | None) -> None:
+        """Undo ``untraced`` (given what it returned)."""
+        if tstate is not None:
+            self.in_callback = False
+            self.tracer.resume_tracing(tstate)
+
     def callback_point(self, kind: str, obj: str = "") -> None:
         """``point`` from inside a trace or monitoring callback, where CPython has turned
         tracing off already (``tracing`` calls it at each line, store and racing access)."""
@@ -580,9 +598,13 @@ class Execution:
                                               kind, obj))
         if self.invariant is not None:
             self._check_invariant(task)
-        nxt = self._next(task)
-        if nxt is not task:
-            self._switch(nxt)
+        # _next's answers where the thread goes on, asked here: most points are these, and
+        # each frame less is a part of what a point costs (issue 33).
+        alive = self._nondaemon_alive > 0 and task.state is RUNNABLE
+        if not (alive and (self._runnable == 1 or self._goes_on(task))):
+            nxt = self._next(task, asked=alive)
+            if nxt is not task:
+                self._switch(nxt)
         if self.recorder is not None:
             self._begin_step(task)
             if self.in_callback and self.recorder.snapshots is not None:
@@ -777,17 +799,19 @@ class Execution:
             out.append(out.pop(0))
         return out
 
-    def _next(self, cur: Task | None) -> Task | None:
+    def _next(self, cur: Task | None, asked: bool = False) -> Task | None:
         """Pick the next thread to run, advancing time or failing if none can; at a choice
-        point (two or more runnable threads) the scheduler picks."""
+        point (two or more runnable threads) the scheduler picks.  ``asked``: the caller
+        asked ``_goes_on`` already (it may draw: asking twice would draw twice)."""
         while True:
             if self._nondaemon_alive == 0 and not self.open_ended and (
                     self.returned_at is None or not self._program_daemons()):
                 return None
             if self._runnable == 1 and cur is not None and cur.state is RUNNABLE:
                 return cur  # nobody else can run: no choice, and no list to build
-            if (self.replayed or self._stays is not None) and cur is not None and self._goes_on(cur):
+            if not asked and cur is not None and self._goes_on(cur):
                 return cur
+            asked = False  # a deadline fired: the choice point is a new one
             enabled = self._enabled(cur)
             if enabled:
                 break
@@ -853,11 +877,12 @@ class Execution:
         draws so, as ``choose`` would have (SCHED-66).  Either way the choice is recorded as
         ``choose``'s would be."""
         k = len(self.choices)
-        if (cur.state is not RUNNABLE or cur.yielding or self._streak >= FAIRNESS_BOUND
-                or k >= self.max_choices):
+        replayed = self.replayed
+        if ((not replayed and self._stays is None) or cur.state is not RUNNABLE or cur.yielding
+                or self._streak >= FAIRNESS_BOUND or k >= self.max_choices):
             return False
-        if k < len(self.replayed):
-            if self.replayed[k]:
+        if k < len(replayed):
+            if replayed[k]:
                 return False
         elif self._stays is None or not self._stays():
             return False

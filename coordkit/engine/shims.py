@@ -147,32 +147,45 @@ class Lock:
         return {"panel": "lock", "kind": type(self).__name__, "label": self._ck_label,
                 "owner": _who(self._owner), "waiters": [_who(t) for t in self._waiters]}
 
-    def _take(self, blocking: bool, timeout: float) -> bool:
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         ex = self._ex
         if timeout != -1:
             _lock_timeout(blocking, timeout)
-        _guard(ex, self)
-        ex.point("acquire", self._ck_label)
-        if not blocking or timeout != -1:
-            ex.effect(self, "try")  # it may give up: a release does more than let it go on
-        if self._owner is None:
+        g = _getcurrent()  # _guard's check, inlined: a lock's operations are the hottest
+        if type(g) is not TaskGreenlet or g.task_execution is not ex or ex.finished:
+            _guard(ex, self)
+        tstate = ex._tstate
+        if tstate is not None and not ex.in_callback:
+            # Execution.untraced, inlined (two calls less at every operation on a lock).
+            ex.tracer.stop_tracing(tstate)
+            ex.in_callback = True
+        else:
+            tstate = None
+        try:
+            ex.point("acquire", self._ck_label)
+            if not blocking or timeout != -1:
+                ex.effect(self, "try")  # it may give up: a release does more than let it go on
+            if self._owner is None:
+                self._owner = ex.current
+                return ex.returned(True)
+            if not blocking:
+                return ex.returned(False)
+            deadline = None if timeout == -1 else ex.clock.deadline(timeout)
+            while self._owner is not None:
+                woken = self._waiters.park(ex, f"{self._ck_label} held by {self._owner.label}", deadline)
+                if not woken and self._owner is not None:
+                    return ex.returned(False, timeout=timeout)
             self._owner = ex.current
+            # Taken after a wait: after whichever release freed it last, not only the one
+            # that woke this thread (another thread may have taken and released it since).
+            ex.effect(self, "acquire")
             return ex.returned(True)
-        if not blocking:
-            return ex.returned(False)
-        deadline = None if timeout == -1 else ex.clock.deadline(timeout)
-        while self._owner is not None:
-            woken = self._waiters.park(ex, f"{self._ck_label} held by {self._owner.label}", deadline)
-            if not woken and self._owner is not None:
-                return ex.returned(False, timeout=timeout)
-        self._owner = ex.current
-        # Taken after a wait: after whichever release freed it last, not only the one
-        # that woke this thread (another thread may have taken and released it since).
-        ex.effect(self, "acquire")
-        return ex.returned(True)
+        finally:
+            if tstate is not None:  # Execution.traced_again, inlined
+                ex.in_callback = False
+                ex.tracer.resume_tracing(tstate)
 
-    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        return self._take(blocking, timeout)
+    _take = acquire  # for RLock, whose acquire is its own
 
     def _free(self) -> bool:
         """Let go of the lock; True when that woke a waiter."""
@@ -184,13 +197,28 @@ class Lock:
 
     def release(self) -> None:
         ex = self._ex
-        _guard(ex, self)
+        g = _getcurrent()
+        if type(g) is not TaskGreenlet or g.task_execution is not ex or ex.finished:
+            _guard(ex, self)
         if self._owner is None:
             raise RuntimeError("release unlocked lock")
-        ex.point("release", self._ck_label)
-        if self._ck_opaque:  # an object of its own: no dependence of trace equivalence's
-            ex.observed(self._ck_label + _OPAQUE, "opaque")
-        ex.after("after-release", self, woke=self._free())
+        tstate = ex._tstate
+        if tstate is not None and not ex.in_callback:  # Execution.untraced, as in acquire
+            ex.tracer.stop_tracing(tstate)
+            ex.in_callback = True
+        else:
+            tstate = None
+        try:
+            ex.point("release", self._ck_label)
+            if self._ck_opaque:  # an object of its own: no dependence of trace equivalence's
+                ex.observed(self._ck_label + _OPAQUE, "opaque")
+            woke = self._free()
+            if ex.after_points:
+                ex.after("after-release", self, woke=woke)
+        finally:
+            if tstate is not None:  # Execution.traced_again, inlined
+                ex.in_callback = False
+                ex.tracer.resume_tracing(tstate)
 
     def locked(self) -> bool:
         _read(self._ex, self, "locked")

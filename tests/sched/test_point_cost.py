@@ -137,3 +137,26 @@ def test_a_choice_drawn_ahead_is_the_choice_choose_makes(granularity):
     assert len(seen[True]) == len(seen[False]) == 20
     assert sum(len(choices) for choices, _ in seen[True]) > 100
     assert seen[True] == seen[False]
+
+
+
+@pytest.mark.skipif(not tracing.SWITCHES, reason="Python 3.10: line granularity needs 3.11")
+def test_a_lock_and_a_join_reach_their_points_untraced():
+    """SCHED-88: in a traced run, every point of a lock's acquire and release and of a
+    join is reached in the trace-callback state, entered at the operation's entry (a
+    point reached traced enters it itself: then the operation's own code ran traced)."""
+    states: collections.Counter[tuple[str, bool]] = collections.Counter()
+    point = coordkit.engine.runtime.Execution.point
+
+    def recording(self, kind, obj=""):
+        if self._tstate is not None and not self.killing and kind in ("acquire", "release", "join"):
+            states[kind, self.in_callback] += 1
+        return point(self, kind, obj)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(coordkit.engine.runtime.Execution, "point", recording)
+        result = coordkit.explore(_counter, granularity="line", max_schedules=5, seed=1,
+                                  shrink=False)
+    assert result.schedules_run == 5
+    assert {kind for kind, _ in states} == {"acquire", "release", "join"}, states
+    assert all(untraced for _, untraced in states), states
