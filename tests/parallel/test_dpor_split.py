@@ -131,7 +131,10 @@ def test_split_search_covers_the_sequential_classes_of_generated_programs(granul
     class the sequential search covers (a failure where it finds one), under an order,
     job size and number of workers drawn for each."""
 
+    # Derandomized in CI: a nightly run found a shape the split search misses a class of
+    # (below, a strict xfail); the CI slice must not draw it at random.
     @settings(max_examples=int(GENERATED[granularity] * SCALE), deadline=None, database=None,
+              derandomize=SCALE == 1.0,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
     @given(shapes.plans(granularity), st.integers(0, 99), st.integers(1, 6), st.integers(2, 4))
     def agree(plan, seed, runs, workers):
@@ -149,3 +152,19 @@ def test_split_search_covers_the_sequential_classes_of_generated_programs(granul
             assert scheduler.exhausted and keys <= search.keys, (plan, keys - search.keys)
 
     agree()
+
+
+@needs_line_granularity
+@pytest.mark.xfail(strict=True, reason="open: at line granularity, with a daemon thread never "
+                   "joined and a zero-interval Timer, the split search misses a class the "
+                   "sequential search covers (found by the nightly campaign; not yet analysed)")
+def test_a_daemon_and_a_timer_at_line_granularity(tmp_path):
+    """PAR-18: the nightly campaign's counterexample, kept until it is fixed."""
+    plan = shapes.Plan((
+        shapes.Spec("main", "main", 0.0, (("start", 2), ("start", 1), ("incr",))),
+        shapes.Spec("daemon", "main", 0.0, (("attr_read",),)),
+        shapes.Spec("c_timer", "main", 0.0, ())), ())
+    fn = shapes.load(plan, tmp_path)
+    keys, failed, _ = sequential(fn, "line")
+    search, scheduler = split(fn, 26, 1, 4, "line")
+    assert not failed and scheduler.exhausted and keys <= search.keys
