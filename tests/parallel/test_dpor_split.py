@@ -168,3 +168,17 @@ def test_a_daemon_and_a_timer_at_line_granularity(tmp_path):
     keys, failed, _ = sequential(fn, "line")
     search, scheduler = split(fn, 26, 1, 4, "line")
     assert not failed and scheduler.exhausted and keys <= search.keys
+
+
+def test_a_subtree_search_keeps_the_equivalence_and_bound_of_its_search():
+    """PAR-17, SCHED-80: a search sent to a worker (pickled, or split off as a subtree)
+    analyses its runs as the whole search does: lock-aware where it is, and sparing no
+    race under a bound (SCHED-71)."""
+    import pickle
+
+    lock_aware = DFSScheduler(None, equivalence="lock-aware")
+    bounded = DFSScheduler(2)
+    for part in (lock_aware.subtree(), pickle.loads(pickle.dumps(lock_aware))):
+        assert part._hb.lock_aware and part._hb.proceeding
+    for part in (bounded.subtree(), pickle.loads(pickle.dumps(bounded))):
+        assert not part._hb.lock_aware and not part._hb.proceeding

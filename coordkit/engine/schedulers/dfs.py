@@ -217,9 +217,7 @@ class DFSScheduler(Scheduler):
         self._depth = 0
         self._preemptions = 0
         self._history: Sequence[Step] = ()
-        self._hb = HappensBefore()  # of the last run analysed, reanalysed from _fresh
-        self._hb.proceeding = max_preemptions is None
-        self._hb.lock_aware = equivalence == "lock-aware"
+        self._hb = self._analysis()  # of the last run analysed, reanalysed from _fresh
         # What sleep sets compare under the lock-aware equivalence: what every run so far
         # made dependent (None: trace equivalence, or no run yet).
         self._coarse: Coarsening | None = None
@@ -251,9 +249,15 @@ class DFSScheduler(Scheduler):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._history = self._known = ()
-        self._hb = HappensBefore()
-        self._hb.proceeding = self.max_preemptions is None
+        self._hb = self._analysis()
         self._waits = _Waits()
+
+    def _analysis(self) -> HappensBefore:
+        """An empty analysis for this search's runs: races a bounded search spares none
+        of (SCHED-71), under the equivalence it explores (SCHED-80)."""
+        hb = HappensBefore(lock_aware=self.equivalence == "lock-aware")
+        hb.proceeding = self.max_preemptions is None
+        return hb
 
     @property
     def needs_footprints(self) -> bool:
