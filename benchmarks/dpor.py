@@ -70,34 +70,9 @@ def buffer(producers: int, consumers: int, items: int) -> Callable[[], None]:
     is ``buffer(2, 2, 2)``."""
 
     def program() -> None:
-        cond = threading.Condition()
-        slot: list[tuple[int, int]] = []
-        got: list[tuple[int, int]] = []
-
-        def produce(i: int) -> None:
-            for k in range(items):
-                with cond:
-                    while slot:
-                        cond.wait()
-                    slot.append((i, k))
-                    cond.notify_all()
-
-        def consume() -> None:
-            for _ in range(producers * items // consumers):
-                with cond:
-                    while not slot:
-                        cond.wait()
-                    got.append(slot.pop())
-                    cond.notify_all()
-
-        threads = [threading.Thread(target=produce, args=(i,)) for i in range(producers)]
-        threads += [threading.Thread(target=consume) for _ in range(consumers)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        got = programs.condition_buffer(producers, consumers, items)
         assert sorted(got) == sorted((i, k) for i in range(producers) for k in range(items))
-        SEEN.add(tuple(got))
+        SEEN.add(got)
 
     return program
 

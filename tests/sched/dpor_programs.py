@@ -11,6 +11,7 @@ import time
 
 from coordkit.errors import CancelledError, OutOfRangeError
 from coordkit.queues import FIFOQueue
+from tests.sched import programs
 from tests.sched.dpor_oracle import report
 
 
@@ -1499,28 +1500,7 @@ def buffer(producers: int, consumers: int, items: int):
     the order the items were taken in."""
 
     def program():
-        cond = threading.Condition()
-        slot, got = [], []
-
-        def produce(i):
-            for k in range(items):
-                with cond:
-                    while slot:
-                        cond.wait()
-                    slot.append((i, k))
-                    cond.notify_all()
-
-        def consume():
-            for _ in range(producers * items // consumers):
-                with cond:
-                    while not slot:
-                        cond.wait()
-                    got.append(slot.pop())
-                    cond.notify_all()
-
-        _run(*[lambda i=i: produce(i) for i in range(producers)],
-             *[consume for _ in range(consumers)])
-        report(tuple(got))
+        report(programs.condition_buffer(producers, consumers, items))
 
     program.__name__ = f"buffer_{producers}p{consumers}c{items}"  # too big for the oracle
     return program

@@ -124,6 +124,40 @@ def one_slot_buffer() -> tuple[int, ...]:
     return tuple(got)
 
 
+def condition_buffer(producers: int, consumers: int, items: int) -> tuple[tuple[int, int], ...]:
+    """``producers`` threads put ``items`` items each into a one-slot buffer guarded by one
+    Condition (while-loop waits, ``notify_all``), ``consumers`` threads take them (the
+    items split evenly); returns the items in the order they were taken (issue 33's 2P/2C
+    buffer is ``condition_buffer(2, 2, 2)``)."""
+    cond = threading.Condition()
+    slot: list[tuple[int, int]] = []
+    got: list[tuple[int, int]] = []
+
+    def produce(i: int) -> None:
+        for k in range(items):
+            with cond:
+                while slot:
+                    cond.wait()
+                slot.append((i, k))
+                cond.notify_all()
+
+    def consume() -> None:
+        for _ in range(producers * items // consumers):
+            with cond:
+                while not slot:
+                    cond.wait()
+                got.append(slot.pop())
+                cond.notify_all()
+
+    threads = [threading.Thread(target=produce, args=(i,)) for i in range(producers)]
+    threads += [threading.Thread(target=consume) for _ in range(consumers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return tuple(got)
+
+
 def lock_order_deadlock() -> None:
     """Two threads take two locks in opposite orders."""
     a, b = threading.Lock(), threading.Lock()
