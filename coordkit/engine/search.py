@@ -339,8 +339,13 @@ class _Search:
                 if found is not None:
                     # Shrinking replays the found run's schedule: its scheduling points must stay.
                     session.racing, session.learning = found.racing, False
-                    failure = session.call(lambda: self.report(session, found, shrink, strategy, seed),
-                                           per_run=True)
+                    searched = session.detected_runs
+                    try:
+                        failure = session.call(
+                            lambda: self.report(session, found, shrink, strategy, seed),
+                            per_run=True)
+                    finally:  # race_runs counts the search's runs, as schedules_run does
+                        session.detected_runs = searched
         except (KeyboardInterrupt, SystemExit) as exc:
             exc.coordkit_result = self.outcome(  # type: ignore[union-attr]
                 session, None, strategy, seed, False, interrupted=True)

@@ -82,6 +82,31 @@ def test_races_are_looked_for_in_the_learning_runs_and_then_now_and_then():
     assert every.race_runs == 10
 
 
+def test_the_runs_races_were_looked_for_in_are_the_searchs_not_shrinkings():
+    # RACE-4: race_runs counts the search's runs, like schedules_run, whatever shrinking
+    # ran after them (a time-bounded number of runs: counted, it made the count vary
+    # with the machine's load)
+    def lost_update():
+        box = [0]
+
+        def add():
+            v = box[0]
+            box[0] = v + 1
+
+        threads = [threading.Thread(target=add) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert box[0] == 3
+
+    result = coordkit.explore(lost_update, seed=3, max_schedules=200, strategy="random")
+    assert result.failure is not None and result.failure.shrink_runs > 0
+    runs = result.schedules_run
+    assert result.race_runs == sum(
+        1 for i in range(runs) if i < LEARNING_RUNS or i % DETECT_EVERY == 0)
+
+
 @needs_switching
 def test_dfs_starts_over_when_new_sites_are_scheduled_and_exhausts():
     # RACE-6: a systematic search over the program's final set of choice points
