@@ -363,11 +363,27 @@ class Execution:
         task.pt = new_point((task.tid, "end", task.label, False, self.steps))
         if not task.daemon:
             self._nondaemon_alive -= 1
-            if self._nondaemon_alive == 0 and self.recorder is not None and any(
-                    t.state is not FINISHED for t in self.tasks if t is not task):
-                self._footprint(ANY, "end of run")  # its daemons take no step after it (SCHED-31)
+            if self._nondaemon_alive == 0 and self.recorder is not None:
+                self._end_of_run(task)
         if task.joiners:
             task.joiners.unpark_all(self)
+
+    def _end_of_run(self, task: Task) -> None:
+        """The last non-daemon thread ended: the program's end, which cuts off every daemon
+        still alive (SCHED-31).  With one alive, it depends on everything (``ANY``); with
+        none, it reads each daemon's end, so that a daemon's end moved after it is a race
+        (in that order the daemon is cut off).  Not a daemon's end that this step joined:
+        the join reads it already, and ran after it."""
+        others = [t for t in self.tasks if t is not task]
+        if any(t.state is not FINISHED for t in others):
+            self._footprint(ANY, "end of run")  # its daemons take no step after it
+            return
+        footprint = task.step.footprint if task.step is not None else ()
+        joined = {e.obj for e in footprint if e.op == "join"}
+        for other in others:
+            label = label_of(other)
+            if other.daemon and label not in joined:
+                self._footprint(label, "end", READ)
 
     # -- the run ----------------------------------------------------------
 
