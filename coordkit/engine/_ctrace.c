@@ -59,6 +59,248 @@ leave_tracing(PyObject *self, PyObject *tstate)
 }
 #endif
 
+/* ---- stay: a scheduling point at which the running thread goes on, without Python ----
+ *
+ * Execution._reach's path where no switch can happen (one runnable thread, or a replayed
+ * 0, or a scheduler's stays() that draws "go on"), in C; anything else is left to
+ * _reach, with nothing changed.  configure(Point, RUNNABLE, FAIRNESS_BOUND) first. */
+
+static PyTypeObject *POINT_TYPE = NULL;
+static PyObject *RUNNABLE_STATE = NULL;
+static long FAIRNESS = 0;
+
+static PyObject *S_killing, *S_in_callers_code, *S_recorder, *S_invariant, *S_races,
+    *S_current, *S_steps, *S_step_limit, *S_nondaemon_alive, *S_runnable, *S_state,
+    *S_choices, *S_replayed, *S_stays, *S_yielding, *S_streak, *S_max_choices, *S_tid,
+    *S_pt, *S_in_callback, *S_choose_next, *EMPTY;
+
+static PyObject *
+configure(PyObject *self, PyObject *args)
+{
+    PyObject *point, *runnable;
+    long fairness;
+    if (!PyArg_ParseTuple(args, "O!Ol", &PyType_Type, &point, &runnable, &fairness))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)point, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "Point must be a tuple type");
+        return NULL;
+    }
+    Py_XSETREF(POINT_TYPE, (PyTypeObject *)Py_NewRef(point));
+    Py_XSETREF(RUNNABLE_STATE, Py_NewRef(runnable));
+    FAIRNESS = fairness;
+    Py_RETURN_NONE;
+}
+
+/* obj.name as a C long (-1 with an error set when it is not an int) */
+static int
+get_long(PyObject *obj, PyObject *name, long *out)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    *out = PyLong_AsLong(v);
+    Py_DECREF(v);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* 1: obj.name is None; 0: it is not; -1: error */
+static int
+is_none(PyObject *obj, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    int r = v == Py_None;
+    Py_DECREF(v);
+    return r;
+}
+
+/* 1: obj.name is true; 0: false; -1: error */
+static int
+is_true(PyObject *obj, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+static int
+set_long(PyObject *obj, PyObject *name, long value)
+{
+    PyObject *v = PyLong_FromLong(value);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_SetAttr(obj, name, v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* The step's number and the thread's point (what _reach does first). */
+static int
+step_taken(PyObject *ex, PyObject *task, PyObject *kind, PyObject *obj, long steps)
+{
+    long tid;
+    PyObject *yielding;
+    if (set_long(ex, S_steps, steps) < 0 || get_long(task, S_tid, &tid) < 0)
+        return -1;
+    yielding = PyObject_GetAttr(task, S_yielding);
+    if (yielding == NULL)
+        return -1;
+    PyObject *pt = POINT_TYPE->tp_alloc(POINT_TYPE, 5);
+    if (pt == NULL) {
+        Py_DECREF(yielding);
+        return -1;
+    }
+    PyObject *t = PyLong_FromLong(tid), *n = PyLong_FromLong(steps);
+    if (t == NULL || n == NULL) {
+        Py_XDECREF(t);
+        Py_XDECREF(n);
+        Py_DECREF(yielding);
+        Py_DECREF(pt);
+        return -1;
+    }
+    PyTuple_SET_ITEM(pt, 0, t);
+    PyTuple_SET_ITEM(pt, 1, Py_NewRef(kind));
+    PyTuple_SET_ITEM(pt, 2, Py_NewRef(obj));
+    PyTuple_SET_ITEM(pt, 3, yielding);
+    PyTuple_SET_ITEM(pt, 4, n);
+    int r = PyObject_SetAttr(task, S_pt, pt);
+    Py_DECREF(pt);
+    return r;
+}
+
+/* The choice "the running thread goes on" (0 of `runnable`), as _goes_on records it. */
+static int
+went_on(PyObject *ex, long runnable, long streak)
+{
+    PyObject *choices = PyObject_GetAttr(ex, S_choices);
+    if (choices == NULL)
+        return -1;
+    PyObject *choice = Py_BuildValue("(li)", runnable, 0);
+    int r = choice == NULL ? -1 : PyList_Check(choices) ? PyList_Append(choices, choice)
+        : (PyErr_SetString(PyExc_TypeError, "choices must be a list"), -1);
+    Py_XDECREF(choice);
+    Py_DECREF(choices);
+    return r < 0 ? -1 : set_long(ex, S_streak, streak + 1);
+}
+
+/* 1: the point was taken here; 0: nothing was done (Execution._reach takes it); -1: error. */
+static int
+ck_stay(PyObject *ex, PyObject *kind, PyObject *obj)
+{
+    if (POINT_TYPE == NULL)
+        return 0;
+    int r;
+    if ((r = is_true(ex, S_killing)) != 0 || (r = is_true(ex, S_in_callers_code)) != 0
+            || (r = is_none(ex, S_recorder)) != 1 || (r = is_none(ex, S_invariant)) != 1)
+        return r < 0 ? -1 : 0;
+    if (PyUnicode_GET_LENGTH(obj) && (r = is_none(ex, S_races)) != 1)
+        return r < 0 ? -1 : 0;  /* (a synchronisation the race detector orders) */
+    long steps, limit, alive, runnable;
+    if (get_long(ex, S_steps, &steps) < 0 || get_long(ex, S_step_limit, &limit) < 0
+            || get_long(ex, S_nondaemon_alive, &alive) < 0
+            || get_long(ex, S_runnable, &runnable) < 0)
+        return -1;
+    if (steps + 1 > limit || alive <= 0)
+        return 0;
+    PyObject *task = PyObject_GetAttr(ex, S_current);
+    if (task == NULL)
+        return -1;
+    PyObject *state = NULL, *replayed = NULL, *stays = NULL, *choices = NULL, *drawn = NULL;
+    int result = -1;
+    if (task == Py_None || (state = PyObject_GetAttr(task, S_state)) == NULL)
+        goto done;
+    if (state != RUNNABLE_STATE) {
+        result = 0;
+        goto done;
+    }
+    if (runnable == 1) {
+        result = step_taken(ex, task, kind, obj, steps + 1) < 0 ? -1 : 1;
+        goto done;
+    }
+    /* _goes_on, up to its draw */
+    long streak, most, yielding;
+    if (get_long(ex, S_streak, &streak) < 0 || get_long(ex, S_max_choices, &most) < 0
+            || (yielding = is_true(task, S_yielding)) < 0)
+        goto done;
+    if ((replayed = PyObject_GetAttr(ex, S_replayed)) == NULL
+            || (stays = PyObject_GetAttr(ex, S_stays)) == NULL
+            || (choices = PyObject_GetAttr(ex, S_choices)) == NULL)
+        goto done;
+    Py_ssize_t k = PyObject_Length(choices), nreplayed = PyObject_Length(replayed);
+    if (k < 0 || nreplayed < 0)
+        goto done;
+    result = 0;
+    if ((nreplayed == 0 && stays == Py_None) || yielding || streak >= FAIRNESS || k >= most)
+        goto done;
+    if (k < nreplayed) {
+        PyObject *at = PySequence_GetItem(replayed, k);
+        if (at == NULL) {
+            result = -1;
+            goto done;
+        }
+        int nonzero = PyObject_IsTrue(at);
+        Py_DECREF(at);
+        if (nonzero)
+            result = nonzero < 0 ? -1 : 0;
+        else
+            result = step_taken(ex, task, kind, obj, steps + 1) < 0
+                || went_on(ex, runnable, streak) < 0 ? -1 : 1;
+        goto done;
+    }
+    if (stays == Py_None)
+        goto done;
+    /* The draw: from here the point is this function's, whichever way it goes. */
+    result = -1;
+    if ((drawn = PyObject_CallNoArgs(stays)) == NULL)
+        goto done;
+    int goes_on = PyObject_IsTrue(drawn);
+    if (goes_on < 0 || step_taken(ex, task, kind, obj, steps + 1) < 0)
+        goto done;
+    if (goes_on) {
+        result = went_on(ex, runnable, streak) < 0 ? -1 : 1;
+        goto done;
+    }
+    /* It does not go on: the rest of _reach's choice, inside the callback state. */
+    if (PyObject_SetAttr(ex, S_in_callback, Py_True) < 0)
+        goto done;
+    PyObject *next = PyObject_CallMethodObjArgs(ex, S_choose_next, task, Py_True, NULL);
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    int reset = PyObject_SetAttr(ex, S_in_callback, Py_False);
+    if (type != NULL) {
+        PyErr_Restore(type, value, tb);
+    }
+    else if (reset == 0 && next != NULL) {
+        result = 1;
+    }
+    Py_XDECREF(next);
+done:
+    Py_DECREF(task);
+    Py_XDECREF(state);
+    Py_XDECREF(replayed);
+    Py_XDECREF(stays);
+    Py_XDECREF(choices);
+    Py_XDECREF(drawn);
+    return result;
+}
+
+static PyObject *
+stay(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyUnicode_Check(args[1]) || !PyUnicode_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "stay(ex, kind, obj): kind and obj are str");
+        return NULL;
+    }
+    int r = ck_stay(args[0], args[1], args[2]);
+    if (r < 0)
+        return NULL;
+    return Py_NewRef(r ? Py_True : Py_False);
+}
+
 #if CK_SETTRACE
 /* ---- Local: what one traced frame does at its line and opcode events ---- */
 
@@ -176,6 +418,9 @@ Local_event(Local *self, PyFrameObject *frame, int what)
 {
     PyObject *r;
     if (what == PyTrace_LINE) {  /* (only where the frame's f_trace_lines is set) */
+        int stayed = ck_stay(self->ex, LINE_KIND, EMPTY);
+        if (stayed)
+            return stayed < 0 ? -1 : 0;
         r = PyObject_CallOneArg(self->point, LINE_KIND);
     }
     else {
@@ -302,6 +547,11 @@ settrace(PyObject *self, PyObject *call)
 #endif
 
 static PyMethodDef methods[] = {
+    {"configure", configure, METH_VARARGS,
+     "configure(Point, RUNNABLE, FAIRNESS_BOUND): what stay() makes and compares with."},
+    {"stay", (PyCFunction)(void (*)(void))stay, METH_FASTCALL,
+     "stay(ex, kind, obj): take ex's scheduling point here where the running thread goes "
+     "on (True), or do nothing (False: Execution._reach takes it)."},
 #if CK_TRACING
     {"enter_tracing", enter_tracing, METH_O,
      "enter_tracing(tstate): the OS thread is inside a trace callback (no trace events)."},
@@ -326,6 +576,20 @@ PyInit__ctrace(void)
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
+    PyObject **names[] = {&S_killing, &S_in_callers_code, &S_recorder, &S_invariant, &S_races,
+        &S_current, &S_steps, &S_step_limit, &S_nondaemon_alive, &S_runnable, &S_state,
+        &S_choices, &S_replayed, &S_stays, &S_yielding, &S_streak, &S_max_choices, &S_tid,
+        &S_pt, &S_in_callback, &S_choose_next, &EMPTY};
+    const char *texts[] = {"killing", "_in_callers_code", "recorder", "invariant", "races",
+        "current", "steps", "step_limit", "_nondaemon_alive", "_runnable", "state",
+        "choices", "replayed", "_stays", "yielding", "_streak", "max_choices", "tid",
+        "pt", "in_callback", "_choose_next", ""};
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) {
+            Py_DECREF(m);
+            return NULL;
+        }
+    }
 #if CK_SETTRACE
     if (PyType_Ready(&LocalType) < 0)
         goto fail;

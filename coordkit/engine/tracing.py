@@ -53,9 +53,10 @@ from coordkit.engine.accesses import (
     site_key,
 )
 from coordkit.engine.frames import is_traced_library
-from coordkit.engine.points import ANY, READ, WRITE, Effect, Step
+from coordkit.engine.points import ANY, READ, WRITE, Effect, Point, Step
 from coordkit.engine.races import format_stack
-from coordkit.engine.runtime import current_execution
+from coordkit.engine.runtime import FAIRNESS_BOUND, current_execution
+from coordkit.engine.task import RUNNABLE
 
 if TYPE_CHECKING:
     from coordkit.engine.runtime import Execution
@@ -99,6 +100,9 @@ def _accelerator() -> Any:
 
 
 ACCELERATED = _accelerator()
+if ACCELERATED is not None:  # its scheduling point where the thread goes on (``stay``)
+    ACCELERATED.configure(Point, RUNNABLE, FAIRNESS_BOUND)
+_stay = None if ACCELERATED is None else ACCELERATED.stay
 
 if sys.version_info >= (3, 11):
     import ctypes
@@ -490,7 +494,7 @@ if sys.version_info >= (3, 12):
             if tracer is not None:
                 if id(code) not in _instrumented:
                     _instrument(code, tracer)
-                if tracer.lines:
+                if tracer.lines and (_stay is None or not _stay(ex, "line", "")):
                     ex.callback_point("line")
         return None
 
