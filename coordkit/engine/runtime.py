@@ -807,7 +807,7 @@ class Execution:
 
     def _next(self, cur: Task | None, asked: bool = False) -> Task | None:
         """Pick the next thread to run, advancing time or failing if none can; at a choice
-        point (two or more runnable threads) the scheduler picks.  ``asked``: the caller
+        point (two or more runnable threads) the scheduler picks (``_ask``).  ``asked``: the caller
         asked ``_goes_on`` already (it may draw: asking twice would draw twice)."""
         while True:
             if self._nondaemon_alive == 0 and not self.open_ended and (
@@ -830,6 +830,12 @@ class Execution:
                 return None
         if len(enabled) == 1:
             return self.tasks[enabled[0][0]]  # [0] is .thread: cheaper on this hot path
+        return self._ask(cur, enabled)
+
+    def _ask(self, cur: Task | None, enabled: list[Point]) -> Task | None:
+        """A choice point (two or more of ``enabled``): the scheduler picks, within the
+        fairness bound; the choice is recorded.  None: the run stops here (a scheduler's
+        error or pruning, the choice bound)."""
         point = enabled[0] if cur is None else cur.pt
         if cur is not None and enabled[0][0] == cur.tid:
             self._streak += 1
