@@ -189,7 +189,7 @@ went_on(PyObject *ex, long runnable, long streak)
 
 /* 1: the point was taken here; 0: nothing was done (Execution._reach takes it); -1: error. */
 static int
-ck_stay(PyObject *ex, PyObject *kind, PyObject *obj)
+ck_stay(PyObject *ex, PyObject *kind, PyObject *obj, int callback)
 {
     if (POINT_TYPE == NULL)
         return 0;
@@ -264,13 +264,14 @@ ck_stay(PyObject *ex, PyObject *kind, PyObject *obj)
         result = went_on(ex, runnable, streak) < 0 ? -1 : 1;
         goto done;
     }
-    /* It does not go on: the rest of _reach's choice, inside the callback state. */
-    if (PyObject_SetAttr(ex, S_in_callback, Py_True) < 0)
+    /* It does not go on: the rest of _reach's choice, in the state _reach runs in (from a
+     * trace callback, `callback`: inside the callback state, as callback_point sets it). */
+    if (callback && PyObject_SetAttr(ex, S_in_callback, Py_True) < 0)
         goto done;
     PyObject *next = PyObject_CallMethodObjArgs(ex, S_choose_next, task, Py_True, NULL);
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    int reset = PyObject_SetAttr(ex, S_in_callback, Py_False);
+    int reset = callback ? PyObject_SetAttr(ex, S_in_callback, Py_False) : 0;
     if (type != NULL) {
         PyErr_Restore(type, value, tb);
     }
@@ -291,11 +292,14 @@ done:
 static PyObject *
 stay(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 3 || !PyUnicode_Check(args[1]) || !PyUnicode_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "stay(ex, kind, obj): kind and obj are str");
+    if (nargs != 4 || !PyUnicode_Check(args[1]) || !PyUnicode_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "stay(ex, kind, obj, callback): kind and obj are str");
         return NULL;
     }
-    int r = ck_stay(args[0], args[1], args[2]);
+    int callback = PyObject_IsTrue(args[3]);
+    if (callback < 0)
+        return NULL;
+    int r = ck_stay(args[0], args[1], args[2], callback);
     if (r < 0)
         return NULL;
     return Py_NewRef(r ? Py_True : Py_False);
@@ -418,7 +422,7 @@ Local_event(Local *self, PyFrameObject *frame, int what)
 {
     PyObject *r;
     if (what == PyTrace_LINE) {  /* (only where the frame's f_trace_lines is set) */
-        int stayed = ck_stay(self->ex, LINE_KIND, EMPTY);
+        int stayed = ck_stay(self->ex, LINE_KIND, EMPTY, 1);
         if (stayed)
             return stayed < 0 ? -1 : 0;
         r = PyObject_CallOneArg(self->point, LINE_KIND);
@@ -550,8 +554,9 @@ static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Point, RUNNABLE, FAIRNESS_BOUND): what stay() makes and compares with."},
     {"stay", (PyCFunction)(void (*)(void))stay, METH_FASTCALL,
-     "stay(ex, kind, obj): take ex's scheduling point here where the running thread goes "
-     "on (True), or do nothing (False: Execution._reach takes it)."},
+     "stay(ex, kind, obj, callback): take ex's scheduling point here where the running "
+     "thread goes on (True), or do nothing (False: Execution._reach takes it); callback: "
+     "called from a trace callback (as Execution.callback_point is)."},
 #if CK_TRACING
     {"enter_tracing", enter_tracing, METH_O,
      "enter_tracing(tstate): the OS thread is inside a trace callback (no trace events)."},

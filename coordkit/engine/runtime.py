@@ -28,6 +28,7 @@ tracer are handed to an ``Execution`` by whoever creates it (``run``).
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 import weakref
@@ -103,6 +104,27 @@ class Scheduler(Protocol):
 
 
 _getcurrent = greenlet.getcurrent
+
+
+def _accelerator() -> Any:
+    """The engine's hot paths compiled (``_ctrace.c``), or None: not built here, or
+    ``COORDKIT_PURE_PYTHON=1``.  Either way the same choices are made (SCHED-67)."""
+    if os.environ.get("COORDKIT_PURE_PYTHON") == "1":
+        return None
+    try:
+        from coordkit.engine import _ctrace
+    except ImportError:
+        return None
+    _ctrace.configure(Point, RUNNABLE, FAIRNESS_BOUND)
+    return _ctrace
+
+
+ACCELERATED = _accelerator()
+# ``stay_accelerated(ex, kind, obj, callback)``: ``ex``'s point where the running thread goes
+# on, taken in C (True), or nothing done (False: ``_reach`` takes it); None without the
+# accelerator.
+stay_accelerated: Callable[[Execution, str, str, bool], bool] | None = (
+    None if ACCELERATED is None else ACCELERATED.stay)
 
 
 def current_execution() -> Execution | None:
@@ -543,7 +565,8 @@ class Execution:
         if self.killing or self._in_callers_code:
             return
         if self.in_callback or self._tstate is None:
-            self._reach(kind, obj)
+            if stay_accelerated is None or not stay_accelerated(self, kind, obj, False):
+                self._reach(kind, obj)
             return
         self.tracer.stop_tracing(self._tstate)
         self.in_callback = True

@@ -26,7 +26,6 @@ import _thread
 import asyncio
 import dis
 import logging
-import os
 import queue
 import sched
 import sys
@@ -53,10 +52,9 @@ from coordkit.engine.accesses import (
     site_key,
 )
 from coordkit.engine.frames import is_traced_library
-from coordkit.engine.points import ANY, READ, WRITE, Effect, Point, Step
+from coordkit.engine.points import ANY, READ, WRITE, Effect, Step
 from coordkit.engine.races import format_stack
-from coordkit.engine.runtime import FAIRNESS_BOUND, current_execution
-from coordkit.engine.task import RUNNABLE
+from coordkit.engine.runtime import ACCELERATED, current_execution, stay_accelerated
 
 if TYPE_CHECKING:
     from coordkit.engine.runtime import Execution
@@ -86,23 +84,6 @@ def shared_stores(code: Any) -> dict[int, str]:
             for offset, _head, ins in seen_instructions(code) if ins.opname in _SHARED_STORES})
     return known
 
-
-def _accelerator() -> Any:
-    """The tracer's hot path compiled (``_ctrace.c``), or None: not built here, or
-    ``COORDKIT_PURE_PYTHON=1``.  Either way the same choices are made (SCHED-67)."""
-    if os.environ.get("COORDKIT_PURE_PYTHON") == "1":
-        return None
-    try:
-        from coordkit.engine import _ctrace
-    except ImportError:
-        return None
-    return _ctrace
-
-
-ACCELERATED = _accelerator()
-if ACCELERATED is not None:  # its scheduling point where the thread goes on (``stay``)
-    ACCELERATED.configure(Point, RUNNABLE, FAIRNESS_BOUND)
-_stay = None if ACCELERATED is None else ACCELERATED.stay
 
 if sys.version_info >= (3, 11):
     import ctypes
@@ -494,7 +475,8 @@ if sys.version_info >= (3, 12):
             if tracer is not None:
                 if id(code) not in _instrumented:
                     _instrument(code, tracer)
-                if tracer.lines and (_stay is None or not _stay(ex, "line", "")):
+                if tracer.lines and (stay_accelerated is None
+                                     or not stay_accelerated(ex, "line", "", True)):
                     ex.callback_point("line")
         return None
 
