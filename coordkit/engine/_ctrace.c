@@ -91,15 +91,19 @@ configure(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* obj.name as a C long (-1 with an error set when it is not an int) */
+/* obj.name as a C long, clamped to LONG_MIN..LONG_MAX (a step budget may be any int);
+ * -1 with an error set when it is not an int */
 static int
 get_long(PyObject *obj, PyObject *name, long *out)
 {
     PyObject *v = PyObject_GetAttr(obj, name);
     if (v == NULL)
         return -1;
-    *out = PyLong_AsLong(v);
+    int overflow;
+    *out = PyLong_AsLongAndOverflow(v, &overflow);
     Py_DECREF(v);
+    if (overflow)
+        *out = overflow > 0 ? LONG_MAX : LONG_MIN;
     return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
 }
 
