@@ -309,6 +309,89 @@ stay(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return Py_NewRef(r ? Py_True : Py_False);
 }
 
+/* ---- line_event: sys.monitoring's LINE callback (3.12+), its hot path in C ----
+ *
+ * tracing._line_event's path for a line of the user's code, already instrumented, in a
+ * thread of a run whose tracer makes line points: the point (stay, else
+ * ex.callback_point("line")).  Anything else is tracing._line_event's, called as is.
+ * configure_lines(fallback, user_codes, instrumented, getcurrent, TaskGreenlet) first. */
+
+static PyObject *LINE_FALLBACK = NULL, *USER_CODES = NULL, *INSTRUMENTED = NULL,
+    *GETCURRENT = NULL, *TASK_GREENLET = NULL;
+static PyObject *S_task_execution, *S_finished, *S_tracer, *S_lines, *S_callback_point,
+    *S_line;
+
+static PyObject *
+configure_lines(PyObject *self, PyObject *args)
+{
+    PyObject *fallback, *user, *instrumented, *getcurrent, *task_greenlet;
+    if (!PyArg_ParseTuple(args, "OO!O!OO!", &fallback, &PyDict_Type, &user, &PyDict_Type,
+                          &instrumented, &getcurrent, &PyType_Type, &task_greenlet))
+        return NULL;
+    Py_XSETREF(LINE_FALLBACK, Py_NewRef(fallback));
+    Py_XSETREF(USER_CODES, Py_NewRef(user));
+    Py_XSETREF(INSTRUMENTED, Py_NewRef(instrumented));
+    Py_XSETREF(GETCURRENT, Py_NewRef(getcurrent));
+    Py_XSETREF(TASK_GREENLET, Py_NewRef(task_greenlet));
+    Py_RETURN_NONE;
+}
+
+/* The run whose thread this is, with a line-making tracer (a new reference), or NULL with
+ * no error set where tracing._line_event decides. */
+static PyObject *
+line_run(PyObject *code)
+{
+    PyObject *key = PyLong_FromVoidPtr(code);
+    if (key == NULL)
+        return NULL;
+    PyObject *user = PyDict_GetItemWithError(USER_CODES, key);  /* (borrowed) */
+    int known = user != NULL && PyObject_IsTrue(user) == 1
+        && PyDict_Contains(INSTRUMENTED, key) == 1;
+    Py_DECREF(key);
+    if (!known || PyErr_Occurred())
+        return NULL;
+    PyObject *g = PyObject_CallNoArgs(GETCURRENT);
+    if (g == NULL || Py_TYPE(g) != (PyTypeObject *)TASK_GREENLET) {
+        Py_XDECREF(g);
+        return NULL;
+    }
+    PyObject *ex = PyObject_GetAttr(g, S_task_execution);
+    Py_DECREF(g);
+    if (ex == NULL)
+        return NULL;
+    PyObject *tracer = NULL;
+    int ok = is_true(ex, S_finished) == 0 && (tracer = PyObject_GetAttr(ex, S_tracer)) != NULL
+        && tracer != Py_None && is_true(tracer, S_lines) == 1;
+    Py_XDECREF(tracer);
+    if (!ok) {
+        Py_DECREF(ex);
+        return NULL;
+    }
+    return ex;
+}
+
+static PyObject *
+line_event(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || LINE_FALLBACK == NULL) {
+        PyErr_SetString(PyExc_TypeError, "line_event(code, line), after configure_lines");
+        return NULL;
+    }
+    PyObject *ex = line_run(args[0]);
+    if (ex == NULL) {
+        PyErr_Clear();  /* (the fallback meets the same error, and raises it) */
+        return PyObject_Vectorcall(LINE_FALLBACK, args, 2, NULL);
+    }
+    int stayed = ck_stay(ex, S_line, EMPTY, 1);
+    PyObject *r = stayed < 0 ? NULL : stayed ? Py_NewRef(Py_None)
+        : PyObject_CallMethodOneArg(ex, S_callback_point, S_line);
+    Py_DECREF(ex);
+    if (r == NULL)
+        return NULL;
+    Py_DECREF(r);
+    Py_RETURN_NONE;
+}
+
 #if CK_SETTRACE
 /* ---- Local: what one traced frame does at its line and opcode events ---- */
 
@@ -557,6 +640,10 @@ settrace(PyObject *self, PyObject *call)
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Point, RUNNABLE, FAIRNESS_BOUND): what stay() makes and compares with."},
+    {"configure_lines", configure_lines, METH_VARARGS,
+     "configure_lines(fallback, user_codes, instrumented, getcurrent, TaskGreenlet)."},
+    {"line_event", (PyCFunction)(void (*)(void))line_event, METH_FASTCALL,
+     "line_event(code, line): sys.monitoring's LINE callback, its hot path in C."},
     {"stay", (PyCFunction)(void (*)(void))stay, METH_FASTCALL,
      "stay(ex, kind, obj, callback): take ex's scheduling point here where the running "
      "thread goes on (True), or do nothing (False: Execution._reach takes it); callback: "
@@ -588,11 +675,13 @@ PyInit__ctrace(void)
     PyObject **names[] = {&S_killing, &S_in_callers_code, &S_recorder, &S_invariant, &S_races,
         &S_current, &S_steps, &S_step_limit, &S_nondaemon_alive, &S_runnable, &S_state,
         &S_choices, &S_replayed, &S_stays, &S_yielding, &S_streak, &S_max_choices, &S_tid,
-        &S_pt, &S_in_callback, &S_choose_next, &EMPTY};
+        &S_pt, &S_in_callback, &S_choose_next, &EMPTY, &S_task_execution, &S_finished,
+        &S_tracer, &S_lines, &S_callback_point, &S_line};
     const char *texts[] = {"killing", "_in_callers_code", "recorder", "invariant", "races",
         "current", "steps", "step_limit", "_nondaemon_alive", "_runnable", "state",
         "choices", "replayed", "_stays", "yielding", "_streak", "max_choices", "tid",
-        "pt", "in_callback", "_choose_next", ""};
+        "pt", "in_callback", "_choose_next", "", "task_execution", "finished", "tracer",
+        "lines", "callback_point", "line"};
     for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
         if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) {
             Py_DECREF(m);

@@ -565,8 +565,9 @@ class Execution:
         if self.killing or self._in_callers_code:
             return
         if self.in_callback or self._tstate is None:
-            if stay_accelerated is None or not stay_accelerated(self, kind, obj, False):
-                self._reach(kind, obj)
+            # (Not stay_accelerated: from the engine's own Python, which a Python call
+            # costs little on 3.11+, C's generic attribute look-ups cost more than _reach.)
+            self._reach(kind, obj)
             return
         self.tracer.stop_tracing(self._tstate)
         self.in_callback = True

@@ -34,6 +34,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import greenlet
+
 from coordkit import sync
 from coordkit.engine.accesses import (
     CARRIES,
@@ -55,6 +57,7 @@ from coordkit.engine.frames import is_traced_library
 from coordkit.engine.points import ANY, READ, WRITE, Effect, Step
 from coordkit.engine.races import format_stack
 from coordkit.engine.runtime import ACCELERATED, current_execution, stay_accelerated
+from coordkit.engine.task import TaskGreenlet
 
 if TYPE_CHECKING:
     from coordkit.engine.runtime import Execution
@@ -480,6 +483,14 @@ if sys.version_info >= (3, 12):
                     ex.callback_point("line")
         return None
 
+    def _line_callback() -> Callable[[Any, int], Any]:
+        """``_line_event``, or the accelerator's: its hot path in C, the rest ``_line_event``'s."""
+        if ACCELERATED is None:
+            return _line_event
+        ACCELERATED.configure_lines(_line_event, _user_code_cache, _instrumented,
+                                    greenlet.getcurrent, TaskGreenlet)
+        return ACCELERATED.line_event
+
     def _instruction_event(code: Any, offset: int) -> Any:
         ex = current_execution()
         if ex is None or ex.tracer is None:
@@ -505,7 +516,7 @@ if sys.version_info >= (3, 12):
                 mon.use_tool_id(_TOOL_ID, "coordkit")
             elif owner != "coordkit":
                 raise RuntimeError(unavailable())
-            mon.register_callback(_TOOL_ID, mon.events.LINE, _line_event)
+            mon.register_callback(_TOOL_ID, mon.events.LINE, _line_callback())
             mon.register_callback(_TOOL_ID, mon.events.PY_START, _start_event)
             mon.register_callback(_TOOL_ID, mon.events.INSTRUCTION, _instruction_event)
             _registered = True
