@@ -72,7 +72,7 @@ static long FAIRNESS = 0;
 static PyObject *S_killing, *S_in_callers_code, *S_recorder, *S_invariant, *S_races,
     *S_current, *S_steps, *S_step_limit, *S_nondaemon_alive, *S_runnable, *S_state,
     *S_choices, *S_replayed, *S_stays, *S_yielding, *S_streak, *S_max_choices, *S_tid,
-    *S_pt, *S_in_callback, *S_choose_next, *EMPTY;
+    *S_pt, *S_in_callback, *S_next, *S_switch, *EMPTY;
 
 static PyObject *
 configure(PyObject *self, PyObject *args)
@@ -272,7 +272,13 @@ ck_stay(PyObject *ex, PyObject *kind, PyObject *obj, int callback)
      * trace callback, `callback`: inside the callback state, as callback_point sets it). */
     if (callback && PyObject_SetAttr(ex, S_in_callback, Py_True) < 0)
         goto done;
-    PyObject *next = PyObject_CallMethodObjArgs(ex, S_choose_next, task, Py_True, NULL);
+    /* nxt = ex._next(task, asked=True); if nxt is not task: ex._switch(nxt) */
+    PyObject *next = PyObject_CallMethodObjArgs(ex, S_next, task, Py_True, NULL);
+    if (next != NULL && next != task) {
+        PyObject *switched = PyObject_CallMethodOneArg(ex, S_switch, next);
+        Py_DECREF(next);
+        next = switched;
+    }
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     int reset = callback ? PyObject_SetAttr(ex, S_in_callback, Py_False) : 0;
@@ -675,12 +681,12 @@ PyInit__ctrace(void)
     PyObject **names[] = {&S_killing, &S_in_callers_code, &S_recorder, &S_invariant, &S_races,
         &S_current, &S_steps, &S_step_limit, &S_nondaemon_alive, &S_runnable, &S_state,
         &S_choices, &S_replayed, &S_stays, &S_yielding, &S_streak, &S_max_choices, &S_tid,
-        &S_pt, &S_in_callback, &S_choose_next, &EMPTY, &S_task_execution, &S_finished,
+        &S_pt, &S_in_callback, &S_next, &S_switch, &EMPTY, &S_task_execution, &S_finished,
         &S_tracer, &S_lines, &S_callback_point, &S_line};
     const char *texts[] = {"killing", "_in_callers_code", "recorder", "invariant", "races",
         "current", "steps", "step_limit", "_nondaemon_alive", "_runnable", "state",
         "choices", "replayed", "_stays", "yielding", "_streak", "max_choices", "tid",
-        "pt", "in_callback", "_choose_next", "", "task_execution", "finished", "tracer",
+        "pt", "in_callback", "_next", "_switch", "", "task_execution", "finished", "tracer",
         "lines", "callback_point", "line"};
     for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
         if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) {
