@@ -9,6 +9,13 @@
  *   Local calls `point("line")` at its frame's line events (the frame's f_trace_lines says
  *   whether there are any), and `instruction(ex, tracer, frame)` at an opcode event only at
  *   the offsets given (a bitmap), not at every instruction.
+ * - stay(ex, kind, obj, callback): Execution._reach where the running thread goes on (one
+ *   runnable thread, a replayed 0, the scheduler's stays() drawing "go on"), or nothing
+ *   done (False) for _reach to do it all.  A Local's line events take it first (3.11).
+ * - line_event(code, line) (3.12+): sys.monitoring's LINE callback; a line point of a run
+ *   in C (stay, else ex.callback_point), anything else tracing._line_event's.
+ * C pays for the generic attribute look-ups on Execution: it wins where its caller is C
+ * already (a trace or monitoring callback), not when called from the engine's Python.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
