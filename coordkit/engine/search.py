@@ -19,6 +19,7 @@ from coordkit.engine.parallel import (
     check_workers,
     search_indexed,
     search_split,
+    split_vouched,
 )
 from coordkit.engine.races import Race
 from coordkit.engine.report import ExploreResult, FoundFailure, RunReport, same_failure, target_name
@@ -190,6 +191,9 @@ def explore(
     search.cluster = check_cluster(cluster, workers)
     search.workers = _checked_workers(workers, strategy, cancel, fn, invariant,
                                       parallel=search.cluster is not None)
+    if strategy == "dfs" and not split_vouched(options.granularity, search.workers,
+                                               search.cluster):
+        search.workers = search.cluster = None
     if cancel == "tasks":
         return _with_cancellations(search, shrink)
     if strategy == "hypothesis":
