@@ -148,7 +148,7 @@ def split_vouched(granularity: str, workers: int | None, cluster: Any) -> bool:
     asked = "cluster=" if cluster is not None else f"workers={workers}"
     warnings.warn(f"{asked} with strategy='dfs' at granularity={granularity!r}: the DPOR "
                   "search runs in this process (PAR-23: split across workers it is vouched "
-                  "for only at granularity='sync')", UserWarning, stacklevel=3)
+                  "for only at granularity='sync')", UserWarning, stacklevel=4)
     return False
 
 
