@@ -157,8 +157,10 @@ def test_split_search_covers_the_sequential_classes_of_generated_programs(granul
 @needs_line_granularity
 @pytest.mark.xfail(strict=True, reason="open: at line granularity, with a daemon thread never "
                    "joined and a zero-interval Timer, the split search misses a class the "
-                   "sequential search covers (found by the nightly campaign; root cause open: see "
-                   "PAR-23, which keeps explore's dfs search in one process at line and auto)")
+                   "sequential search covers (found by the nightly campaign). Narrowed to _Level._place's "
+                   "dedup by `claimed`: placing each backtrack point above a root with its "
+                   "parked owner or as a job of its own covers all 71 classes, at up to twice "
+                   "the schedules. PAR-23 keeps explore's dfs search in one process at line/auto")
 def test_a_daemon_and_a_timer_at_line_granularity(tmp_path):
     """PAR-18: the nightly campaign's counterexample, kept until it is fixed."""
     plan = shapes.Plan((
