@@ -68,7 +68,8 @@ def _for_workers(fn: Callable[[], Any], sendable: Callable[[], Any] | None, node
                  options: dict[str, Any]) -> Callable[[], Any]:
     """What ``explore`` runs when ``options`` ask for workers (``--coordkit-workers``):
     ``sendable`` (``fn`` as a worker can import it) where the search can run in workers;
-    else ``fn``, in this process, with a warning saying why (PAR-15)."""
+    else ``fn``, in this process, with a warning saying why (PAR-15; a ``dfs`` search at a
+    granularity its split cannot vouch for is kept here by ``explore``, PAR-23)."""
     workers = options.get("workers")
     if workers is None or workers == 1:
         return fn
@@ -77,7 +78,7 @@ def _for_workers(fn: Callable[[], Any], sendable: Callable[[], Any] | None, node
     strategy = options.get("strategy", "pct")
     reason = None
     if options.get("cancel") is not None or not (isinstance(strategy, str)
-                                                 and strategy in ("random", "pct")):
+                                                 and strategy in ("random", "pct", "dfs")):
         reason = f"its search (strategy={strategy!r}, cancel={options.get('cancel')!r}) runs in one process"
     elif sendable is None:
         reason = "its function was not given in a form a worker can import"

@@ -54,9 +54,19 @@ def test_only_here():
     assert multiprocessing.parent_process() is None, "in a worker process"
 
 
-@pytest.mark.coordkit(strategy="dfs", max_schedules=60)
+@pytest.mark.coordkit(strategy="dfs", max_schedules=60, granularity="sync")
 def test_dfs():
     lost_update()
+
+
+@pytest.mark.coordkit(strategy="dfs", max_schedules=60, granularity="sync")
+def test_dfs_in_a_worker():
+    assert multiprocessing.parent_process() is None, "in a worker process"
+
+
+@pytest.mark.coordkit(strategy="dfs", max_schedules=60, granularity="line")
+def test_dfs_at_line_granularity():
+    assert multiprocessing.parent_process() is None, "in a worker process"
 """
 
 
@@ -67,19 +77,22 @@ def _replay_lines(result: pytest.RunResult) -> list[str]:
 def test_workers_give_each_test_the_result_one_process_gives(pytester, monkeypatch):
     """PAR-15: the marker, the decorator and the fixture explore in workers (a body that
     fails outside the pytest process fails there), with the same failures and replay
-    lines as without workers; a dfs test runs here, with a warning saying why."""
+    lines as without workers; a dfs search is split across them at sync granularity, and
+    at line granularity runs here with PAR-23's warning."""
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the workers import this checkout's coordkit
     pytester.makepyfile(test_explored=TESTS)
     alone = pytester.runpytest("-p", "no:cacheprovider")
-    alone.assert_outcomes(failed=4, passed=1)
+    alone.assert_outcomes(failed=4, passed=3)
 
     # (a process of its own: a worker process starts from a clean interpreter)
     with_workers = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--coordkit-workers=2")
-    with_workers.assert_outcomes(failed=5)
+    with_workers.assert_outcomes(failed=6, passed=1)
     with_workers.stdout.fnmatch_lines([
         "*schedule 0 failed in a worker process*",
-        "*test_dfs is explored in this process, not in 2 workers*strategy='dfs'*",
+        "*a DPOR schedule failed in a worker process*",
     ])
+    assert ("granularity='line': the DPOR search runs in this process (PAR-23"
+            in with_workers.stdout.str())
     assert sorted(_replay_lines(with_workers)) == sorted(_replay_lines(alone)) != []
 
 
