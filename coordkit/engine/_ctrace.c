@@ -9,6 +9,13 @@
  *   Local calls `point("line")` at its frame's line events (the frame's f_trace_lines says
  *   whether there are any), and `instruction(ex, tracer, frame)` at an opcode event only at
  *   the offsets given (a bitmap), not at every instruction.
+ * - stay(ex, kind, obj, callback): Execution._reach where the running thread goes on (one
+ *   runnable thread, a replayed 0, the scheduler's stays() drawing "go on"), or nothing
+ *   done (False) for _reach to do it all.  A Local's line events take it first (3.11).
+ * - line_event(code, line) (3.12+): sys.monitoring's LINE callback; a line point of a run
+ *   in C (stay, else ex.callback_point), anything else tracing._line_event's.
+ * C pays for the generic attribute look-ups on Execution: it wins where its caller is C
+ * already (a trace or monitoring callback), not when called from the engine's Python.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -58,6 +65,345 @@ leave_tracing(PyObject *self, PyObject *tstate)
     Py_RETURN_NONE;
 }
 #endif
+
+/* ---- stay: a scheduling point at which the running thread goes on, without Python ----
+ *
+ * Execution._reach's path where no switch can happen (one runnable thread, or a replayed
+ * 0, or a scheduler's stays() that draws "go on"), in C; anything else is left to
+ * _reach, with nothing changed.  configure(Point, RUNNABLE, FAIRNESS_BOUND) first. */
+
+static PyTypeObject *POINT_TYPE = NULL;
+static PyObject *RUNNABLE_STATE = NULL;
+static long FAIRNESS = 0;
+
+static PyObject *S_killing, *S_in_callers_code, *S_recorder, *S_invariant, *S_races,
+    *S_current, *S_steps, *S_step_limit, *S_nondaemon_alive, *S_runnable, *S_state,
+    *S_choices, *S_replayed, *S_stays, *S_yielding, *S_streak, *S_max_choices, *S_tid,
+    *S_pt, *S_in_callback, *S_next, *S_switch, *EMPTY;
+
+static PyObject *
+configure(PyObject *self, PyObject *args)
+{
+    PyObject *point, *runnable;
+    long fairness;
+    if (!PyArg_ParseTuple(args, "O!Ol", &PyType_Type, &point, &runnable, &fairness))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)point, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "Point must be a tuple type");
+        return NULL;
+    }
+    Py_XSETREF(POINT_TYPE, (PyTypeObject *)Py_NewRef(point));
+    Py_XSETREF(RUNNABLE_STATE, Py_NewRef(runnable));
+    FAIRNESS = fairness;
+    Py_RETURN_NONE;
+}
+
+/* obj.name as a C long, clamped to LONG_MIN..LONG_MAX (a step budget may be any int);
+ * -1 with an error set when it is not an int */
+static int
+get_long(PyObject *obj, PyObject *name, long *out)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    int overflow;
+    *out = PyLong_AsLongAndOverflow(v, &overflow);
+    Py_DECREF(v);
+    if (overflow)
+        *out = overflow > 0 ? LONG_MAX : LONG_MIN;
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* 1: obj.name is None; 0: it is not; -1: error */
+static int
+is_none(PyObject *obj, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    int r = v == Py_None;
+    Py_DECREF(v);
+    return r;
+}
+
+/* 1: obj.name is true; 0: false; -1: error */
+static int
+is_true(PyObject *obj, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+static int
+set_long(PyObject *obj, PyObject *name, long value)
+{
+    PyObject *v = PyLong_FromLong(value);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_SetAttr(obj, name, v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* The step's number and the thread's point (what _reach does first). */
+static int
+step_taken(PyObject *ex, PyObject *task, PyObject *kind, PyObject *obj, long steps)
+{
+    long tid;
+    PyObject *yielding;
+    if (set_long(ex, S_steps, steps) < 0 || get_long(task, S_tid, &tid) < 0)
+        return -1;
+    yielding = PyObject_GetAttr(task, S_yielding);
+    if (yielding == NULL)
+        return -1;
+    PyObject *pt = POINT_TYPE->tp_alloc(POINT_TYPE, 5);
+    if (pt == NULL) {
+        Py_DECREF(yielding);
+        return -1;
+    }
+    PyObject *t = PyLong_FromLong(tid), *n = PyLong_FromLong(steps);
+    if (t == NULL || n == NULL) {
+        Py_XDECREF(t);
+        Py_XDECREF(n);
+        Py_DECREF(yielding);
+        Py_DECREF(pt);
+        return -1;
+    }
+    PyTuple_SET_ITEM(pt, 0, t);
+    PyTuple_SET_ITEM(pt, 1, Py_NewRef(kind));
+    PyTuple_SET_ITEM(pt, 2, Py_NewRef(obj));
+    PyTuple_SET_ITEM(pt, 3, yielding);
+    PyTuple_SET_ITEM(pt, 4, n);
+    int r = PyObject_SetAttr(task, S_pt, pt);
+    Py_DECREF(pt);
+    return r;
+}
+
+/* The choice "the running thread goes on" (0 of `runnable`), as _goes_on records it. */
+static int
+went_on(PyObject *ex, long runnable, long streak)
+{
+    PyObject *choices = PyObject_GetAttr(ex, S_choices);
+    if (choices == NULL)
+        return -1;
+    PyObject *choice = Py_BuildValue("(li)", runnable, 0);
+    int r = choice == NULL ? -1 : PyList_Check(choices) ? PyList_Append(choices, choice)
+        : (PyErr_SetString(PyExc_TypeError, "choices must be a list"), -1);
+    Py_XDECREF(choice);
+    Py_DECREF(choices);
+    return r < 0 ? -1 : set_long(ex, S_streak, streak + 1);
+}
+
+/* 1: the point was taken here; 0: nothing was done (Execution._reach takes it); -1: error. */
+static int
+ck_stay(PyObject *ex, PyObject *kind, PyObject *obj, int callback)
+{
+    if (POINT_TYPE == NULL)
+        return 0;
+    int r;
+    if ((r = is_true(ex, S_killing)) != 0 || (r = is_true(ex, S_in_callers_code)) != 0
+            || (r = is_none(ex, S_recorder)) != 1 || (r = is_none(ex, S_invariant)) != 1)
+        return r < 0 ? -1 : 0;
+    if (PyUnicode_GET_LENGTH(obj) && (r = is_none(ex, S_races)) != 1)
+        return r < 0 ? -1 : 0;  /* (a synchronisation the race detector orders) */
+    long steps, limit, alive, runnable;
+    if (get_long(ex, S_steps, &steps) < 0 || get_long(ex, S_step_limit, &limit) < 0
+            || get_long(ex, S_nondaemon_alive, &alive) < 0
+            || get_long(ex, S_runnable, &runnable) < 0)
+        return -1;
+    if (steps + 1 > limit || alive <= 0)
+        return 0;
+    PyObject *task = PyObject_GetAttr(ex, S_current);
+    if (task == NULL)
+        return -1;
+    PyObject *state = NULL, *replayed = NULL, *stays = NULL, *choices = NULL, *drawn = NULL;
+    int result = -1;
+    if (task == Py_None || (state = PyObject_GetAttr(task, S_state)) == NULL)
+        goto done;
+    if (state != RUNNABLE_STATE) {
+        result = 0;
+        goto done;
+    }
+    if (runnable == 1) {
+        result = step_taken(ex, task, kind, obj, steps + 1) < 0 ? -1 : 1;
+        goto done;
+    }
+    /* _goes_on, up to its draw */
+    long streak, most, yielding;
+    if (get_long(ex, S_streak, &streak) < 0 || get_long(ex, S_max_choices, &most) < 0
+            || (yielding = is_true(task, S_yielding)) < 0)
+        goto done;
+    if ((replayed = PyObject_GetAttr(ex, S_replayed)) == NULL
+            || (stays = PyObject_GetAttr(ex, S_stays)) == NULL
+            || (choices = PyObject_GetAttr(ex, S_choices)) == NULL)
+        goto done;
+    Py_ssize_t k = PyObject_Length(choices), nreplayed = PyObject_Length(replayed);
+    if (k < 0 || nreplayed < 0)
+        goto done;
+    result = 0;
+    if ((nreplayed == 0 && stays == Py_None) || yielding || streak >= FAIRNESS || k >= most)
+        goto done;
+    if (k < nreplayed) {
+        PyObject *at = PySequence_GetItem(replayed, k);
+        if (at == NULL) {
+            result = -1;
+            goto done;
+        }
+        int nonzero = PyObject_IsTrue(at);
+        Py_DECREF(at);
+        if (nonzero)
+            result = nonzero < 0 ? -1 : 0;
+        else
+            result = step_taken(ex, task, kind, obj, steps + 1) < 0
+                || went_on(ex, runnable, streak) < 0 ? -1 : 1;
+        goto done;
+    }
+    if (stays == Py_None)
+        goto done;
+    /* The draw: from here the point is this function's, whichever way it goes. */
+    result = -1;
+    if ((drawn = PyObject_CallNoArgs(stays)) == NULL)
+        goto done;
+    int goes_on = PyObject_IsTrue(drawn);
+    if (goes_on < 0 || step_taken(ex, task, kind, obj, steps + 1) < 0)
+        goto done;
+    if (goes_on) {
+        result = went_on(ex, runnable, streak) < 0 ? -1 : 1;
+        goto done;
+    }
+    /* It does not go on: the rest of _reach's choice, in the state _reach runs in (from a
+     * trace callback, `callback`: inside the callback state, as callback_point sets it). */
+    if (callback && PyObject_SetAttr(ex, S_in_callback, Py_True) < 0)
+        goto done;
+    /* nxt = ex._next(task, asked=True); if nxt is not task: ex._switch(nxt) */
+    PyObject *next = PyObject_CallMethodObjArgs(ex, S_next, task, Py_True, NULL);
+    if (next != NULL && next != task) {
+        PyObject *switched = PyObject_CallMethodOneArg(ex, S_switch, next);
+        Py_DECREF(next);
+        next = switched;
+    }
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    int reset = callback ? PyObject_SetAttr(ex, S_in_callback, Py_False) : 0;
+    if (type != NULL) {
+        PyErr_Restore(type, value, tb);
+    }
+    else if (reset == 0 && next != NULL) {
+        result = 1;
+    }
+    Py_XDECREF(next);
+done:
+    Py_DECREF(task);
+    Py_XDECREF(state);
+    Py_XDECREF(replayed);
+    Py_XDECREF(stays);
+    Py_XDECREF(choices);
+    Py_XDECREF(drawn);
+    return result;
+}
+
+static PyObject *
+stay(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyUnicode_Check(args[1]) || !PyUnicode_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "stay(ex, kind, obj, callback): kind and obj are str");
+        return NULL;
+    }
+    int callback = PyObject_IsTrue(args[3]);
+    if (callback < 0)
+        return NULL;
+    int r = ck_stay(args[0], args[1], args[2], callback);
+    if (r < 0)
+        return NULL;
+    return Py_NewRef(r ? Py_True : Py_False);
+}
+
+/* ---- line_event: sys.monitoring's LINE callback (3.12+), its hot path in C ----
+ *
+ * tracing._line_event's path for a line of the user's code, already instrumented, in a
+ * thread of a run whose tracer makes line points: the point (stay, else
+ * ex.callback_point("line")).  Anything else is tracing._line_event's, called as is.
+ * configure_lines(fallback, user_codes, instrumented, getcurrent, TaskGreenlet) first. */
+
+static PyObject *LINE_FALLBACK = NULL, *USER_CODES = NULL, *INSTRUMENTED = NULL,
+    *GETCURRENT = NULL, *TASK_GREENLET = NULL;
+static PyObject *S_task_execution, *S_finished, *S_tracer, *S_lines, *S_callback_point,
+    *S_line;
+
+static PyObject *
+configure_lines(PyObject *self, PyObject *args)
+{
+    PyObject *fallback, *user, *instrumented, *getcurrent, *task_greenlet;
+    if (!PyArg_ParseTuple(args, "OO!O!OO!", &fallback, &PyDict_Type, &user, &PyDict_Type,
+                          &instrumented, &getcurrent, &PyType_Type, &task_greenlet))
+        return NULL;
+    Py_XSETREF(LINE_FALLBACK, Py_NewRef(fallback));
+    Py_XSETREF(USER_CODES, Py_NewRef(user));
+    Py_XSETREF(INSTRUMENTED, Py_NewRef(instrumented));
+    Py_XSETREF(GETCURRENT, Py_NewRef(getcurrent));
+    Py_XSETREF(TASK_GREENLET, Py_NewRef(task_greenlet));
+    Py_RETURN_NONE;
+}
+
+/* The run whose thread this is, with a line-making tracer (a new reference), or NULL with
+ * no error set where tracing._line_event decides. */
+static PyObject *
+line_run(PyObject *code)
+{
+    PyObject *key = PyLong_FromVoidPtr(code);
+    if (key == NULL)
+        return NULL;
+    PyObject *user = PyDict_GetItemWithError(USER_CODES, key);  /* (borrowed) */
+    int known = user != NULL && PyObject_IsTrue(user) == 1
+        && PyDict_Contains(INSTRUMENTED, key) == 1;
+    Py_DECREF(key);
+    if (!known || PyErr_Occurred())
+        return NULL;
+    PyObject *g = PyObject_CallNoArgs(GETCURRENT);
+    if (g == NULL || Py_TYPE(g) != (PyTypeObject *)TASK_GREENLET) {
+        Py_XDECREF(g);
+        return NULL;
+    }
+    PyObject *ex = PyObject_GetAttr(g, S_task_execution);
+    Py_DECREF(g);
+    if (ex == NULL)
+        return NULL;
+    PyObject *tracer = NULL;
+    int ok = is_true(ex, S_finished) == 0 && (tracer = PyObject_GetAttr(ex, S_tracer)) != NULL
+        && tracer != Py_None && is_true(tracer, S_lines) == 1;
+    Py_XDECREF(tracer);
+    if (!ok) {
+        Py_DECREF(ex);
+        return NULL;
+    }
+    return ex;
+}
+
+static PyObject *
+line_event(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || LINE_FALLBACK == NULL) {
+        PyErr_SetString(PyExc_TypeError, "line_event(code, line), after configure_lines");
+        return NULL;
+    }
+    PyObject *ex = line_run(args[0]);
+    if (ex == NULL) {
+        PyErr_Clear();  /* (the fallback meets the same error, and raises it) */
+        return PyObject_Vectorcall(LINE_FALLBACK, args, 2, NULL);
+    }
+    int stayed = ck_stay(ex, S_line, EMPTY, 1);
+    PyObject *r = stayed < 0 ? NULL : stayed ? Py_NewRef(Py_None)
+        : PyObject_CallMethodOneArg(ex, S_callback_point, S_line);
+    Py_DECREF(ex);
+    if (r == NULL)
+        return NULL;
+    Py_DECREF(r);
+    Py_RETURN_NONE;
+}
 
 #if CK_SETTRACE
 /* ---- Local: what one traced frame does at its line and opcode events ---- */
@@ -176,6 +522,9 @@ Local_event(Local *self, PyFrameObject *frame, int what)
 {
     PyObject *r;
     if (what == PyTrace_LINE) {  /* (only where the frame's f_trace_lines is set) */
+        int stayed = ck_stay(self->ex, LINE_KIND, EMPTY, 1);
+        if (stayed)
+            return stayed < 0 ? -1 : 0;
         r = PyObject_CallOneArg(self->point, LINE_KIND);
     }
     else {
@@ -302,6 +651,16 @@ settrace(PyObject *self, PyObject *call)
 #endif
 
 static PyMethodDef methods[] = {
+    {"configure", configure, METH_VARARGS,
+     "configure(Point, RUNNABLE, FAIRNESS_BOUND): what stay() makes and compares with."},
+    {"configure_lines", configure_lines, METH_VARARGS,
+     "configure_lines(fallback, user_codes, instrumented, getcurrent, TaskGreenlet)."},
+    {"line_event", (PyCFunction)(void (*)(void))line_event, METH_FASTCALL,
+     "line_event(code, line): sys.monitoring's LINE callback, its hot path in C."},
+    {"stay", (PyCFunction)(void (*)(void))stay, METH_FASTCALL,
+     "stay(ex, kind, obj, callback): take ex's scheduling point here where the running "
+     "thread goes on (True), or do nothing (False: Execution._reach takes it); callback: "
+     "called from a trace callback (as Execution.callback_point is)."},
 #if CK_TRACING
     {"enter_tracing", enter_tracing, METH_O,
      "enter_tracing(tstate): the OS thread is inside a trace callback (no trace events)."},
@@ -326,6 +685,22 @@ PyInit__ctrace(void)
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
+    PyObject **names[] = {&S_killing, &S_in_callers_code, &S_recorder, &S_invariant, &S_races,
+        &S_current, &S_steps, &S_step_limit, &S_nondaemon_alive, &S_runnable, &S_state,
+        &S_choices, &S_replayed, &S_stays, &S_yielding, &S_streak, &S_max_choices, &S_tid,
+        &S_pt, &S_in_callback, &S_next, &S_switch, &EMPTY, &S_task_execution, &S_finished,
+        &S_tracer, &S_lines, &S_callback_point, &S_line};
+    const char *texts[] = {"killing", "_in_callers_code", "recorder", "invariant", "races",
+        "current", "steps", "step_limit", "_nondaemon_alive", "_runnable", "state",
+        "choices", "replayed", "_stays", "yielding", "_streak", "max_choices", "tid",
+        "pt", "in_callback", "_next", "_switch", "", "task_execution", "finished", "tracer",
+        "lines", "callback_point", "line"};
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) {
+            Py_DECREF(m);
+            return NULL;
+        }
+    }
 #if CK_SETTRACE
     if (PyType_Ready(&LocalType) < 0)
         goto fail;

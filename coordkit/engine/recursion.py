@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import _thread
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import FrameType
 
 __all__ = ["room_for_threads"]
@@ -39,21 +37,29 @@ def _depth(frame: FrameType | None) -> int:
     return n
 
 
-@contextmanager
-def room_for_threads(driver: FrameType) -> Iterator[None]:
+class room_for_threads:  # noqa: N801 (used as a function: ``with room_for_threads(frame):``)
     """Raise the recursion limit by what ``driver``, the frame that begins each thread's
-    first step, and the runtime's frames of a thread cost beyond a real thread's."""
-    global _users, _restore
-    extra = max(0, _depth(driver) + _BELOW)
-    with _lock:
-        if _users == 0:
-            limit = sys.getrecursionlimit()
-            _restore = (limit, limit + extra)
-            sys.setrecursionlimit(limit + extra)
-        _users += 1
-    try:
-        yield
-    finally:
+    first step, and the runtime's frames of a thread cost beyond a real thread's.  Only the
+    outermost entry raises it, so only that one walks the stack: a nested entry (a run's
+    ``end`` inside its ``run``) costs a lock and a count."""
+
+    __slots__ = ("_driver",)
+
+    def __init__(self, driver: FrameType) -> None:
+        self._driver = driver
+
+    def __enter__(self) -> None:
+        global _users, _restore
+        with _lock:
+            if _users == 0:
+                extra = max(0, _depth(self._driver) + _BELOW)
+                limit = sys.getrecursionlimit()
+                _restore = (limit, limit + extra)
+                sys.setrecursionlimit(limit + extra)
+            _users += 1
+
+    def __exit__(self, *exc: object) -> None:
+        global _users, _restore
         with _lock:
             _users -= 1
             if _users == 0 and _restore is not None:

@@ -28,6 +28,7 @@ tracer are handed to an ``Execution`` by whoever creates it (``run``).
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 import weakref
@@ -103,6 +104,27 @@ class Scheduler(Protocol):
 
 
 _getcurrent = greenlet.getcurrent
+
+
+def _accelerator() -> Any:
+    """The engine's hot paths compiled (``_ctrace.c``), or None: not built here, or
+    ``COORDKIT_PURE_PYTHON=1``.  Either way the same choices are made (SCHED-67)."""
+    if os.environ.get("COORDKIT_PURE_PYTHON") == "1":
+        return None
+    try:
+        from coordkit.engine import _ctrace
+    except ImportError:
+        return None
+    _ctrace.configure(Point, RUNNABLE, FAIRNESS_BOUND)
+    return _ctrace
+
+
+ACCELERATED = _accelerator()
+# ``stay_accelerated(ex, kind, obj, callback)``: ``ex``'s point where the running thread goes
+# on, taken in C (True), or nothing done (False: ``_reach`` takes it); None without the
+# accelerator.
+stay_accelerated: Callable[[Execution, str, str, bool], bool] | None = (
+    None if ACCELERATED is None else ACCELERATED.stay)
 
 
 def current_execution() -> Execution | None:
@@ -363,11 +385,27 @@ class Execution:
         task.pt = new_point((task.tid, "end", task.label, False, self.steps))
         if not task.daemon:
             self._nondaemon_alive -= 1
-            if self._nondaemon_alive == 0 and self.recorder is not None and any(
-                    t.state is not FINISHED for t in self.tasks if t is not task):
-                self._footprint(ANY, "end of run")  # its daemons take no step after it (SCHED-31)
+            if self._nondaemon_alive == 0 and self.recorder is not None:
+                self._end_of_run(task)
         if task.joiners:
             task.joiners.unpark_all(self)
+
+    def _end_of_run(self, task: Task) -> None:
+        """The last non-daemon thread ended: the program's end, which cuts off every daemon
+        still alive (SCHED-31).  With one alive, it depends on everything (``ANY``); with
+        none, it reads each daemon's end, so that a daemon's end moved after it is a race
+        (in that order the daemon is cut off).  Not a daemon's end that this step joined:
+        the join reads it already, and ran after it."""
+        others = [t for t in self.tasks if t is not task]
+        if any(t.state is not FINISHED for t in others):
+            self._footprint(ANY, "end of run")  # its daemons take no step after it
+            return
+        footprint = task.step.footprint if task.step is not None else ()
+        joined = {e.obj for e in footprint if e.op == "join"}
+        for other in others:
+            label = label_of(other)
+            if other.daemon and label not in joined:
+                self._footprint(label, "end", READ)
 
     # -- the run ----------------------------------------------------------
 
@@ -543,6 +581,8 @@ class Execution:
         if self.killing or self._in_callers_code:
             return
         if self.in_callback or self._tstate is None:
+            # (Not stay_accelerated: from the engine's own Python, which a Python call
+            # costs little on 3.11+, C's generic attribute look-ups cost more than _reach.)
             self._reach(kind, obj)
             return
         self.tracer.stop_tracing(self._tstate)
@@ -602,6 +642,8 @@ class Execution:
         # each frame less is a part of what a point costs (issue 33).
         alive = self._nondaemon_alive > 0 and task.state is RUNNABLE
         if not (alive and (self._runnable == 1 or self._goes_on(task))):
+            # (Inline, not a method of its own: a frame less at every switch.  The
+            # accelerator's stay does the same two calls after a drawn switch.)
             nxt = self._next(task, asked=alive)
             if nxt is not task:
                 self._switch(nxt)
@@ -801,7 +843,7 @@ class Execution:
 
     def _next(self, cur: Task | None, asked: bool = False) -> Task | None:
         """Pick the next thread to run, advancing time or failing if none can; at a choice
-        point (two or more runnable threads) the scheduler picks.  ``asked``: the caller
+        point (two or more runnable threads) the scheduler picks (``_ask``).  ``asked``: the caller
         asked ``_goes_on`` already (it may draw: asking twice would draw twice)."""
         while True:
             if self._nondaemon_alive == 0 and not self.open_ended and (
@@ -824,6 +866,12 @@ class Execution:
                 return None
         if len(enabled) == 1:
             return self.tasks[enabled[0][0]]  # [0] is .thread: cheaper on this hot path
+        return self._ask(cur, enabled)
+
+    def _ask(self, cur: Task | None, enabled: list[Point]) -> Task | None:
+        """A choice point (two or more of ``enabled``): the scheduler picks, within the
+        fairness bound; the choice is recorded.  None: the run stops here (a scheduler's
+        error or pruning, the choice bound)."""
         point = enabled[0] if cur is None else cur.pt
         if cur is not None and enabled[0][0] == cur.tid:
             self._streak += 1

@@ -26,7 +26,6 @@ import _thread
 import asyncio
 import dis
 import logging
-import os
 import queue
 import sched
 import sys
@@ -34,6 +33,8 @@ import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import greenlet
 
 from coordkit import sync
 from coordkit.engine.accesses import (
@@ -55,7 +56,8 @@ from coordkit.engine.accesses import (
 from coordkit.engine.frames import is_traced_library
 from coordkit.engine.points import ANY, READ, WRITE, Effect, Step
 from coordkit.engine.races import format_stack
-from coordkit.engine.runtime import current_execution
+from coordkit.engine.runtime import ACCELERATED, current_execution, stay_accelerated
+from coordkit.engine.task import TaskGreenlet
 
 if TYPE_CHECKING:
     from coordkit.engine.runtime import Execution
@@ -85,20 +87,6 @@ def shared_stores(code: Any) -> dict[int, str]:
             for offset, _head, ins in seen_instructions(code) if ins.opname in _SHARED_STORES})
     return known
 
-
-def _accelerator() -> Any:
-    """The tracer's hot path compiled (``_ctrace.c``), or None: not built here, or
-    ``COORDKIT_PURE_PYTHON=1``.  Either way the same choices are made (SCHED-67)."""
-    if os.environ.get("COORDKIT_PURE_PYTHON") == "1":
-        return None
-    try:
-        from coordkit.engine import _ctrace
-    except ImportError:
-        return None
-    return _ctrace
-
-
-ACCELERATED = _accelerator()
 
 if sys.version_info >= (3, 11):
     import ctypes
@@ -490,9 +478,18 @@ if sys.version_info >= (3, 12):
             if tracer is not None:
                 if id(code) not in _instrumented:
                     _instrument(code, tracer)
-                if tracer.lines:
+                if tracer.lines and (stay_accelerated is None
+                                     or not stay_accelerated(ex, "line", "", True)):
                     ex.callback_point("line")
         return None
+
+    def _line_callback() -> Callable[[Any, int], Any]:
+        """``_line_event``, or the accelerator's: its hot path in C, the rest ``_line_event``'s."""
+        if ACCELERATED is None:
+            return _line_event
+        ACCELERATED.configure_lines(_line_event, _user_code_cache, _instrumented,
+                                    greenlet.getcurrent, TaskGreenlet)
+        return ACCELERATED.line_event
 
     def _instruction_event(code: Any, offset: int) -> Any:
         ex = current_execution()
@@ -519,7 +516,7 @@ if sys.version_info >= (3, 12):
                 mon.use_tool_id(_TOOL_ID, "coordkit")
             elif owner != "coordkit":
                 raise RuntimeError(unavailable())
-            mon.register_callback(_TOOL_ID, mon.events.LINE, _line_event)
+            mon.register_callback(_TOOL_ID, mon.events.LINE, _line_callback())
             mon.register_callback(_TOOL_ID, mon.events.PY_START, _start_event)
             mon.register_callback(_TOOL_ID, mon.events.INSTRUCTION, _instruction_event)
             _registered = True

@@ -92,6 +92,23 @@ def test_the_end_of_a_run_with_a_daemon_left_depends_on_everything():
     assert not any(_any(s) for s in steps)
 
 
+def test_the_end_of_a_run_reads_the_end_of_every_thread_that_ended_before_it():
+    """SCHED-31: with no other thread alive, the program's end reads each one's end (a
+    daemon that ended first ends after it in another order, and is cut off there)."""
+    def daemon_first():
+        t = threading.Thread(target=lambda: None, daemon=True)
+        t.start()
+        time.sleep(0.01)  # parks: the daemon runs to its end first
+
+    _, steps = _steps(daemon_first)
+    ended = [i for i, s in enumerate(steps) if Effect("T1", WRITE, "end") in s.footprint]
+    reads = [i for i, s in enumerate(steps) if Effect("T1", READ, "end") in s.footprint]
+    assert len(ended) == 1 and len(reads) == 1 and ended[0] < reads[0]
+    assert steps[reads[0]].point.thread == 0 and not _any(steps[reads[0]])
+    hb = HappensBefore(steps)
+    assert hb.hb(ended[0], reads[0])
+
+
 def test_an_invariant_makes_every_step_depend_on_everything():
     """SCHED-31: it runs at every point, in the step that point ends, which then comes
     before or after every other step."""

@@ -76,7 +76,7 @@ def logged(self, fn):
 
 Execution.run = logged
 for program in (programs.lost_update_attribute_in_loop, programs.one_slot_buffer):
-    for granularity in ("line", "auto"):
+    for granularity in ("line", "auto", "sync"):
         for strategy in ("random", "pct"):
             r = coordkit.explore(program, granularity=granularity, strategy=strategy, seed=2,
                                  max_schedules=8, shrink=False)
@@ -100,8 +100,9 @@ def _choices(pure: bool) -> list[str]:
 @pytest.mark.skipif(not tracing.SWITCHES, reason="Python 3.10: the accelerator has nothing for "
                     "it, and line granularity needs 3.11")
 def test_the_accelerator_and_the_fallback_make_the_same_choices():
-    """SCHED-67: every run (its choices, steps and where each thread ended) of line- and
-    auto-granularity explorations is the same with the compiled tracer and without it."""
+    """SCHED-67: every run (its choices, steps and where each thread ended) of line-, auto-
+    and sync-granularity explorations is the same with the compiled tracer and point
+    (``_ctrace.stay``) and without them."""
     accelerated, pure = _choices(pure=False), _choices(pure=True)
     assert accelerated[-1] == "True" and pure[-1] == "False"
     assert int(accelerated[-2].split()[0]) > 300  # choices were made, and logged
