@@ -326,49 +326,65 @@ def _step(stack: _Stack, ins: dis.Instruction, offset: int) -> None:
         return
     if op in _CHANGES_STATE:
         stack.items = [_stable(e) for e in stack.items]
+    if not (_derive(stack, ins, offset) or _build(stack, ins)):
+        _other(stack, ins)
+
+
+def _derive(stack: _Stack, ins: dis.Instruction, offset: int) -> bool:
+    """Apply ``ins`` if it makes a value named after its inputs (a call's result, an item,
+    a with's exit, a bool, an operator's result); False if it is none of those."""
+    op = ins.opname
     if op in _CALLS:
         # (3.11 counts a CALL's arguments in the PRECALL before it)
         stack.pop((ins.arg or 0) + 2 if op == "CALL" and sys.version_info < (3, 12)
                   else 1 - dis.stack_effect(ins.opcode, ins.arg, jump=False))
         stack.push(("result", offset))
-        return
-    if op == "BINARY_SUBSCR":
+    elif op == "BINARY_SUBSCR":
         key, owner = stack.pop(2)
         stack.push(("item", owner, key) if owner is not _UNKNOWN else _UNKNOWN)
-        return
-    if op in ("BEFORE_WITH", "SETUP_WITH"):
+    elif op in ("BEFORE_WITH", "SETUP_WITH"):
         owner = stack.pop()[0]
         stack.push(("exit", owner), _UNKNOWN)
-        return
-    if op in _BOOLS:
+    elif op in _BOOLS:
         stack.pop(1 - dis.stack_effect(ins.opcode, ins.arg, jump=False))
         stack.push(_A_BOOL)
-        return
-    if _operator(ins) is not None:
+    elif _operator(ins) is not None:
         right, left = stack.pop(2)
         stack.push(("op", left, right))
-        return
+    else:
+        return False
+    return True
+
+
+def _build(stack: _Stack, ins: dis.Instruction) -> bool:
+    """Apply ``ins`` if it builds a display, a string or a function; False if not."""
+    op = ins.opname
     if op in ("BUILD_LIST", "BUILD_TUPLE", "BUILD_SET", "BUILD_MAP", "LIST_TO_TUPLE"):
         inputs = 2 * (ins.arg or 0) if op == "BUILD_MAP" else 1 if op == "LIST_TO_TUPLE" else ins.arg or 0
         items = stack.pop(inputs)[::-1]
         known = op != "BUILD_MAP" and op != "LIST_TO_TUPLE" and _UNKNOWN not in items
         stack.push(("build", *items) if known and len(items) <= 8 else _A_DISPLAY)
-        return
-    if op in _FORMATS or op == "BUILD_STRING":
+    elif op in _FORMATS or op == "BUILD_STRING":
         stack.pop(ins.arg if op == "BUILD_STRING" else
                   1 - dis.stack_effect(ins.opcode, ins.arg, jump=False))
         stack.push(_A_STRING)
-        return
-    if op == "SET_FUNCTION_ATTRIBUTE":  # (3.13) the function made here stays on top
+    elif op == "SET_FUNCTION_ATTRIBUTE":  # (3.13) the function made here stays on top
         stack.push(stack.pop(2)[0])
-        return
-    if op in _ONE_RESULT:
+    elif op in _ONE_RESULT:
         taken = stack.pop(1 - dis.stack_effect(ins.opcode, ins.arg, jump=False))
         # a function made here: its code object names what calling it runs
         code = [e for e in taken if isinstance(e, tuple) and e[0] == "const"
                 and isinstance(e[1], types.CodeType)] if op == "MAKE_FUNCTION" else ()
         stack.push(code[0] if code else _UNKNOWN)
-        return
+    else:
+        return False
+    return True
+
+
+def _other(stack: _Stack, ins: dis.Instruction) -> None:
+    """Apply any other ``ins``: a known count of values taken and unknown ones pushed, or
+    (an instruction not known) forget the stack."""
+    op = ins.opname
     fixed = _FIXED.get(op) or _built(op, ins.arg or 0)
     if fixed is None and op.startswith(_BINARY_PREFIXES) and op not in (
             "BINARY_SUBSCR", "BINARY_SLICE"):
