@@ -31,8 +31,13 @@ _MACHINERY = _INTERNALS | frozenset(
         "queue_runner.py",
     )]
 )
-_LIBRARY_FILES = ("/threading.py", "/queue.py", "/contextlib.py", "/asyncio/base_events.py",
-                  "/asyncio/runners.py", "/asyncio/events.py", "/asyncio/threads.py")
+# The standard library's modules whose frames a report also points past: a file name
+# ending with one of these (a separator first, so that ``myqueue.py`` is not one).
+_LIBRARY_FILES = tuple(
+    os.sep + os.path.join(*module.split(".")) + ".py"
+    for module in ("threading", "queue", "contextlib", "asyncio.base_events",
+                   "asyncio.runners", "asyncio.events", "asyncio.threads")
+)
 
 
 # The standard library's code race detection may look into (RACE-12: only methods called

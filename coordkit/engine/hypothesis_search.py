@@ -45,7 +45,6 @@ def find_with_hypothesis(session: Session, fn: Callable[[], Any], ran: Callable[
     seen by then is the one returned (SCHED-62)."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hyp_seed
-    from hypothesis.errors import Flaky
 
     from coordkit.engine.strategies import schedules
 
@@ -78,8 +77,16 @@ def find_with_hypothesis(session: Session, fn: Callable[[], Any], ran: Callable[
             failing.append(run)
             raise _Found(choices)
 
+    return _searched(body, failing)
+
+
+def _searched(body: Callable[[], None], failing: list[Run]) -> Run | None:
+    """Run the Hypothesis test ``body`` and map how it ended to the run to report:
+    the smallest failure in ``failing`` (SCHED-62), or None when none failed."""
     # The recursion limit is raised once for the whole search (SCHED-40), not inside each
     # example: Hypothesis warns when an example leaves a limit it did not set.
+    from hypothesis.errors import Flaky
+
     try:
         with room_for_threads(sys._getframe()):
             body()

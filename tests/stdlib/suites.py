@@ -179,6 +179,7 @@ def threading_suite() -> Suite | str:
         ("ThreadingExceptionTests", "test_print_exception"): CHILD,
         ("ThreadingExceptionTests", "test_print_exception_stderr_is_none_1"): CHILD,
         ("ThreadingExceptionTests", "test_print_exception_stderr_is_none_2"): CHILD,
+        ("ThreadingExceptionTests", "test_print_exception_gh_102056"): CHILD,
         # ExceptHookTests
         ("ExceptHookTests", "test_excepthook_thread_None"):
             "the C excepthook prints the OS thread's identifier, which every controlled "

@@ -58,6 +58,8 @@ def test_4a_objects_made_before_the_run_are_real_and_block_for_real():
         time.sleep(0.5)
         outside.acquire()  # the holder is parked: this blocks the OS thread for real
 
+    # Only this test's abandoned worker: another test's may still be stuck in its own call.
+    before = set(threading.enumerate())
     try:
         result = coordkit.explore(program, max_schedules=1, run_timeout=0.3, seed=1)
         assert result.failure is not None and result.failure.kind == "timeout"
@@ -65,7 +67,8 @@ def test_4a_objects_made_before_the_run_are_real_and_block_for_real():
     finally:
         if outside.locked():
             outside.release()  # lets the abandoned worker finish
-    for worker in [t for t in threading.enumerate() if t.name == "coordkit-worker"]:
+    for worker in [t for t in threading.enumerate()
+                   if t.name == "coordkit-worker" and t not in before]:
         worker.join(timeout=5)  # once free, the abandoned worker exits (SCHED-13)
         assert not worker.is_alive()
 
