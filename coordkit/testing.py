@@ -68,8 +68,7 @@ def _for_workers(fn: Callable[[], Any], sendable: Callable[[], Any] | None, node
                  options: dict[str, Any]) -> Callable[[], Any]:
     """What ``explore`` runs when ``options`` ask for workers (``--coordkit-workers``):
     ``sendable`` (``fn`` as a worker can import it) where the search can run in workers;
-    else ``fn``, in this process, with a warning saying why (PAR-15; a ``dfs`` search at a
-    granularity its split cannot vouch for is kept here by ``explore``, PAR-23)."""
+    else ``fn``, in this process, with a warning saying why (PAR-15)."""
     workers = options.get("workers")
     if workers is None or workers == 1:
         return fn

@@ -19,7 +19,6 @@ from coordkit.engine.parallel import (
     check_workers,
     search_indexed,
     search_split,
-    split_vouched,
 )
 from coordkit.engine.races import Race
 from coordkit.engine.report import ExploreResult, FoundFailure, RunReport, same_failure, target_name
@@ -199,14 +198,10 @@ def explore(
 
 def _place_search(search: _Search, strategy: Any, workers: Any, cluster: Any, cancel: Any,
                   invariant: Any) -> None:
-    """Where ``search``'s runs go: its workers or cluster, checked (PAR-1, PAR-4, PAR-11),
-    none for a DPOR search its split cannot vouch for (PAR-23)."""
+    """Where ``search``'s runs go: its workers or cluster, checked (PAR-1, PAR-4, PAR-11)."""
     search.cluster = check_cluster(cluster, workers)
     search.workers = _checked_workers(workers, strategy, cancel, search.fn, invariant,
                                       parallel=search.cluster is not None)
-    if strategy == "dfs" and not split_vouched(search.options.granularity, search.workers,
-                                               search.cluster):
-        search.workers = search.cluster = None
 
 
 def _checked_workers(workers: Any, strategy: Any, cancel: Any, fn: Any, invariant: Any, *,

@@ -117,17 +117,15 @@ def test_the_benchmark_prints_both_worker_counts():
     assert "load average before" in out.stdout and "cpu wkrs" in out.stdout
 
 
-@pytest.mark.parametrize("granularity", ["line", "auto"])
-def test_a_dfs_search_at_line_or_auto_granularity_runs_here_and_says_why(granularity):
-    """PAR-23: workers asked for a DPOR search the split cannot vouch for: a UserWarning,
-    and the result of the search in one process."""
-    fn = dpor_programs.locked_appends
-    kwargs = {"strategy": "dfs", "max_preemptions": None, "granularity": granularity}
+@pytest.mark.parametrize("fn", dpor_programs.RACY, ids=lambda fn: fn.__name__)
+def test_at_auto_granularity_a_split_search_learns_and_starts_over(fn):
+    """PAR-21 (RACE-6): the runs' racing sites become scheduling points and the search
+    starts over with them, as in one process: exhausted, the same verdict."""
+    kwargs = {"strategy": "dfs", "max_preemptions": None, "granularity": "auto"}
     alone = coordkit.explore(fn, **kwargs)
-    with pytest.warns(UserWarning, match=rf"granularity='{granularity}'.*PAR-23"):
-        both = coordkit.explore(fn, workers=2, **kwargs)
-    assert both.exhausted and both.schedules_run == alone.schedules_run
-    assert _verdict(both.coverage) == _verdict(alone.coverage)
+    both = coordkit.explore(fn, workers=2, **kwargs)
+    assert alone.racing_sites >= 1 and both.racing_sites >= 1
+    assert both.exhausted and _verdict(both.coverage) == _verdict(alone.coverage)
 
 
 def test_budgets_and_ctrl_c_stop_a_split_search():

@@ -77,8 +77,8 @@ def _replay_lines(result: pytest.RunResult) -> list[str]:
 def test_workers_give_each_test_the_result_one_process_gives(pytester, monkeypatch):
     """PAR-15: the marker, the decorator and the fixture explore in workers (a body that
     fails outside the pytest process fails there), with the same failures and replay
-    lines as without workers; a dfs search is split across them at sync granularity, and
-    at line granularity runs here with PAR-23's warning."""
+    lines as without workers; a dfs search is split across them, at sync and at line
+    granularity."""
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the workers import this checkout's coordkit
     pytester.makepyfile(test_explored=TESTS)
     alone = pytester.runpytest("-p", "no:cacheprovider")
@@ -86,13 +86,11 @@ def test_workers_give_each_test_the_result_one_process_gives(pytester, monkeypat
 
     # (a process of its own: a worker process starts from a clean interpreter)
     with_workers = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--coordkit-workers=2")
-    with_workers.assert_outcomes(failed=6, passed=1)
+    with_workers.assert_outcomes(failed=7, passed=0)
     with_workers.stdout.fnmatch_lines([
         "*schedule 0 failed in a worker process*",
         "*a DPOR schedule failed in a worker process*",
     ])
-    assert ("granularity='line': the DPOR search runs in this process (PAR-23"
-            in with_workers.stdout.str())
     assert sorted(_replay_lines(with_workers)) == sorted(_replay_lines(alone)) != []
 
 

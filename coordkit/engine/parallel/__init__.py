@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import pickle
 import sys
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +27,7 @@ from coordkit.engine.schedulers.base import starts_epoch
 from coordkit.sync import real_monotonic
 
 __all__ = ["check_cluster", "check_sendable", "check_workers", "connect", "search_indexed",
-           "search_split", "split_vouched"]
+           "search_split"]
 
 # How many units each worker gets per epoch: more balance the load, fewer cost less.
 _UNITS_PER_WORKER = 4
@@ -135,21 +134,6 @@ def search_split(search: Any, session: Session, new_scheduler: Callable[[], Sche
                 search.scheduler = new_scheduler()
         finally:
             search.warnings.extend(w for w in executor.warnings if w not in search.warnings)
-
-
-def split_vouched(granularity: str, workers: int | None, cluster: Any) -> bool:
-    """Whether a DPOR search asked for ``workers``/``cluster`` may be split (PAR-23): only
-    at ``"sync"`` granularity.  At ``"line"`` and ``"auto"`` the split search is known to
-    miss a class the sequential search covers (a daemon thread and a zero-interval Timer at
-    line granularity), so the search runs in this process, with a UserWarning saying so:
-    a pass must not claim a coverage the split cannot vouch for."""
-    if granularity == "sync" or (cluster is None and (workers or 1) == 1):
-        return True
-    asked = "cluster=" if cluster is not None else f"workers={workers}"
-    warnings.warn(f"{asked} with strategy='dfs' at granularity={granularity!r}: the DPOR "
-                  "search runs in this process (PAR-23: split across workers it is vouched "
-                  "for only at granularity='sync')", UserWarning, stacklevel=4)
-    return False
 
 
 def _time_left(search: Any) -> float | None:
