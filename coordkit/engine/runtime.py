@@ -193,26 +193,14 @@ class Execution:
     ) -> None:
         self.scheduler = scheduler
         self.tracer = tracer
-        # The step budget is per thread: every thread started adds max_steps to the run's
-        # step_limit, so a run of a hundred threads is not stopped as if it were a livelock.
-        self.max_steps = max_steps
-        self.step_limit = 0
-        self.max_choices = 0  # see set_step_limit
-        self.overdue_after: float | None = None  # see overdue
+        self._budgets(max_steps)
         self.record = record
         self.caller_thread = caller_thread
         self.fail_on_thread_exception = fail_on_thread_exception
         self.races = races
         self.fail_on_race = False
         self.warnings: list[str] = []  # what the run could not control or see
-        # What the run did that the program's own order never does (a cancellation coordkit
-        # injected, AIO-40; callbacks out of FIFO order, AIO-44): a failure depends on it.
-        self.deviations: list[str] = []
-        self.cancel_tasks = False  # event loops offer to cancel tasks (AIO-40)
-        self.reorder_ready = False  # event loops may run any ready callback next (AIO-44)
-        # Each event loop's tasks and their await chains, asked for at a failure (AIO-45).
-        self.task_reports: list[Callable[[], tuple[str, ...]]] = []
-        self.task_names: list[str] = []  # the asyncio tasks made, in order (AIO-46)
+        self._event_loops()
         self.clock = Clock()
         self.shims = shims(self)
         self.tasks: list[Task] = []
@@ -242,6 +230,26 @@ class Execution:
         self._starting: Task | None = None  # a thread whose first step the driver begins
         self.names = Names()  # labels and hashes of what the run creates
         self._outer_excepthook = threading.excepthook
+
+    def _budgets(self, max_steps: int) -> None:
+        """The run's step budget, per thread: every thread started adds ``max_steps`` to
+        ``step_limit``, so a run of a hundred threads is not stopped as if it were a
+        livelock (see ``set_step_limit``); and its wall-clock budget (see ``overdue``)."""
+        self.max_steps = max_steps
+        self.step_limit = 0
+        self.max_choices = 0
+        self.overdue_after: float | None = None
+
+    def _event_loops(self) -> None:
+        """What the run's event loops may do and report: none yet."""
+        # What the run did that the program's own order never does (a cancellation coordkit
+        # injected, AIO-40; callbacks out of FIFO order, AIO-44): a failure depends on it.
+        self.deviations: list[str] = []
+        self.cancel_tasks = False  # event loops offer to cancel tasks (AIO-40)
+        self.reorder_ready = False  # event loops may run any ready callback next (AIO-44)
+        # Each event loop's tasks and their await chains, asked for at a failure (AIO-45).
+        self.task_reports: list[Callable[[], tuple[str, ...]]] = []
+        self.task_names: list[str] = []  # the asyncio tasks made, in order (AIO-46)
 
     def _ending(self) -> None:
         """How the run ends: not yet."""
@@ -581,8 +589,8 @@ class Execution:
         if self.killing or self._in_callers_code:
             return
         if self.in_callback or self._tstate is None:
-            # (Not stay_accelerated: from the engine's own Python, which a Python call
-            # costs little on 3.11+, C's generic attribute look-ups cost more than _reach.)
+            # (Not stay_accelerated: called from the engine's own Python, C's generic
+            # attribute look-ups on the Execution cost more than _reach does.)
             self._reach(kind, obj)
             return
         self.tracer.stop_tracing(self._tstate)
