@@ -97,7 +97,7 @@ def test_a_worker_that_dies_has_its_job_run_again(tmp_path):
     search is still exhausted, with the death in the warnings."""
     program = functools.partial(programs.dies_once, str(tmp_path / "died"))
     result = coordkit.explore(program, strategy="dfs", max_preemptions=None, workers=2,
-                              granularity="sync", max_schedules=10_000)
+                              max_schedules=10_000)
     assert (tmp_path / "died").exists()
     assert result.exhausted and result.failure is None
     assert any("worker process died while running the DPOR subtree" in w
