@@ -21,8 +21,9 @@ from tests.sched.programs import needs_line_granularity
 pytestmark = pytest.mark.timeout(120)
 
 # (seed of the order jobs come back in, runs per job, workers): one job at a time,
-# tiny slices with many workers (a split at nearly every run), and in between.
-ORDERS = [(0, 1, 8), (1, 3, 2), (2, 8, 3)]
+# tiny slices with many workers (a split at nearly every run), in between, and long
+# slices cut short when a worker is idle (PAR-24: every job may come back after 2 runs).
+ORDERS = [(0, 1, 8), (1, 3, 2), (2, 8, 3), (3, 64, 2)]
 
 
 def sequential(fn, granularity="sync", max_preemptions=None, max_runs=10**6):
@@ -53,7 +54,8 @@ def split(fn, seed, runs, workers, granularity="sync", max_preemptions=None):
         session.learning = False
         search = SplitSearch(fn, sendable_options(options), frozenset(),
                              Inline(session, workers, seed), ran=lambda _: None,
-                             budget=lambda: 10**9, time_left=lambda: None, slice=runs, keys=True)
+                             budget=lambda: 10**9, time_left=lambda: None, slice=runs, back=2,
+                             keys=True)
         search.search(scheduler)
     return search, scheduler
 

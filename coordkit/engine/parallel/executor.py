@@ -78,6 +78,11 @@ class Executor:
         failure found yet."""
         raise NotImplementedError
 
+    def come_back(self, wanted: bool) -> None:
+        """Ask the running DPOR jobs to come back early, to be split (PAR-24): a worker is
+        idle with no job to take.  A backend that cannot tell its workers leaves each job
+        its slice."""
+
     def watching(self, what: str) -> contextlib.AbstractContextManager[None]:
         """Around running ``what``: a backend that sees workers leave says so."""
         return contextlib.nullcontext()
