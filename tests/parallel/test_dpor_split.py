@@ -221,3 +221,21 @@ def test_a_subtree_search_keeps_the_equivalence_and_bound_of_its_search():
         assert part._hb.lock_aware and part._hb.proceeding
     for part in (bounded.subtree(), pickle.loads(pickle.dumps(bounded))):
         assert not part._hb.lock_aware and not part._hb.proceeding
+
+
+def test_jobs_are_short_where_the_backend_cannot_call_them_back():
+    """PAR-24: a backend that can ask running jobs back (worker processes) gets jobs of
+    ``slice`` runs; one that cannot (a Dask cluster) gets jobs of ``back`` runs."""
+    from coordkit.engine.parallel.executor import Executor
+
+    class Deaf(Executor):
+        workers = 2
+
+    def search(executor):
+        return SplitSearch(dpor_programs.PROGRAMS[0], {}, frozenset(), executor,
+                           ran=lambda _: None, budget=lambda: 1, time_left=lambda: None,
+                           slice=128, back=16)
+
+    with Session(run_options(dpor_programs.PROGRAMS[0]), quiet=True) as session:
+        assert search(Inline(session, 2, 0)).slice == 128
+    assert search(Deaf()).slice == 16

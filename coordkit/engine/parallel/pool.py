@@ -74,6 +74,8 @@ class Pool(Executor):
     """``workers`` processes running units; a unit whose worker died is run again on a
     fresh pool, once (PAR-5); leaving the ``with`` ends every process (PAR-6)."""
 
+    calls_back = True
+
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self._ctx = _context()

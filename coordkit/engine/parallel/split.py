@@ -182,6 +182,8 @@ class Inline(Executor):
     def stop_above(self, index: int | None) -> None:
         pass
 
+    calls_back = True
+
     def come_back(self, wanted: bool) -> None:
         self._back = wanted
 
@@ -202,7 +204,8 @@ class SplitSearch:
         self.fn, self.options, self.racing = fn, options, racing
         self.executor = executor
         self.ran, self.budget, self.time_left, self.stopping = ran, budget, time_left, stopping
-        self.slice, self.back = slice, back
+        # A backend that cannot ask a job back gets short jobs, to balance (PAR-24).
+        self.slice, self.back = (slice if executor.calls_back else min(slice, back)), back
         self.want_keys = keys
         self.keys: set[ClassKey] = set()
         self.next_index = 0
