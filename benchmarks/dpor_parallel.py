@@ -4,16 +4,16 @@ workers, side by side in one run (issue 32, PAR-22).
 For each of the largest DPOR programs of ``benchmarks/dpor.py`` (the 3x3 locked counter
 at sync and at line granularity, the 2P/2C one-slot Condition buffer): the search in
 this process (``explore(strategy="dfs", max_preemptions=None)``, no workers), then the
-split search (PAR-17) on a pool of 1 and of 2 worker processes.  Each row gives the wall
+split search (PAR-17) on a pool of 1 and of 2 worker processes. Each row gives the wall
 time to exhaust, the schedules run and their rate, the classes covered, and the CPU
 seconds: this process's, and the workers' (summed over the jobs, as each measured its
-own, and the busiest worker's), so the cost of splitting shows apart from the machine's
-load: on an idle machine, the wall time of 2 workers tends to the busiest worker's CPU plus
-this process's.  The speed-up is the 2-worker rate over the in-process one, by wall time
-(``x by wall``) and as CPU predicts it for an idle machine (``pred``: the in-process
-search's CPU over the busiest worker's plus this process's), which the load moves
-less.  The load average is printed before and after: on a machine shared with other
-work the 2-worker gain is lower than on a quiet one.
+own, and the busiest worker process's, its start-up included), so the cost of splitting
+shows apart from the machine's load: on an idle machine, the wall time of 2 workers
+tends to the busiest worker's CPU plus this process's. The speed-up is the 2-worker rate
+over the in-process one, by wall time (``x by wall``) and as CPU predicts it for an idle
+machine (``pred``: the in-process search's CPU over the busiest worker's plus this
+process's), which the load moves less. The load average is printed before and after: on
+a machine shared with other work the 2-worker gain is lower than on a quiet one.
 
     python benchmarks/dpor_parallel.py            # ~1-2 min on 2 quiet cores
     python benchmarks/dpor_parallel.py --only sync --slice 64

@@ -96,6 +96,7 @@ class JobReport:
     keys: list[ClassKey] = field(default_factory=list)
     cpu: float = 0.0  # CPU seconds the job took in its worker (the parallel cost, PAR-21)
     pid: int = 0  # the worker's process
+    process_cpu: float = 0.0  # CPU seconds of that process so far, its start-up included
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,7 @@ class Job:
         report.schedules, report.classes = scheduler.schedules, scheduler.classes
         scheduler.schedules = scheduler.classes = 0
         report.cpu = time.process_time() - cpu
-        report.pid = os.getpid()
+        report.pid, report.process_cpu = os.getpid(), time.process_time()
         return report
 
 
@@ -211,7 +212,8 @@ class SplitSearch:
         self.next_index = 0
         self.schedules = self.classes = 0  # of the level searched last
         self.cpu = 0.0  # CPU seconds of every job, in its worker
-        self.cpu_by_worker: dict[int, float] = {}  # the same per worker process
+        # Each worker process's CPU seconds, start-up included, when it sent its last job.
+        self.cpu_by_worker: dict[int, float] = {}
         self.jobs = 0  # jobs run
         self.found: list[Found] = []
         self.learned: frozenset[int] = frozenset()  # racing sites the runs saw (auto)
@@ -324,7 +326,8 @@ class _Level:
                 search.learned |= seen - search.racing
         search.schedules += report.schedules
         search.cpu += report.cpu
-        search.cpu_by_worker[report.pid] = search.cpu_by_worker.get(report.pid, 0.0) + report.cpu
+        search.cpu_by_worker[report.pid] = max(search.cpu_by_worker.get(report.pid, 0.0),
+                                               report.process_cpu)
         search.jobs += 1
         search.classes += report.classes
         search.found.extend(report.found)
