@@ -4,6 +4,8 @@ sequential search by the classes of runs each covers (PAR-19)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
@@ -168,6 +170,41 @@ def test_a_daemon_and_a_timer_at_line_granularity(tmp_path):
     keys, failed, _ = sequential(fn, "line")
     search, scheduler = split(fn, 26, 1, 4, "line")
     assert not failed and scheduler.exhausted and keys == search.keys
+
+
+def unreduced_keys(fn, granularity):
+    """The class keys of every run of the search without reduction (every interleaving)."""
+    scheduler, keys = DFSScheduler(max_preemptions=None, sleep_sets=False), set()
+    with Session(run_options(fn, granularity=granularity), quiet=True) as session:
+        session.learning = False
+        while not scheduler.exhausted:
+            keys.add(class_key(session.run(fn, scheduler, run_index=0, footprints=True).footprints))
+    return keys
+
+
+def _daemon_then_c_thread():
+    log = []
+
+    def daemon():
+        pass
+    threading.Thread(target=daemon, daemon=True).start()
+    threading.Thread(target=log.append, args=(1,)).start()
+    len(log)
+    x = 1  # noqa: F841  (a last line: the program's end comes after it)
+
+
+@needs_line_granularity
+@pytest.mark.xfail(strict=True, reason=(
+    "sequential DPOR misses 2 of 8 classes (6 vs the unreduced search's 8, 63 runs): the "
+    "daemon begun before the program's end, its line after it, with the C-function thread's "
+    "start between main's read of log and its last line; found as the split search covering "
+    "more on the nightly line campaign; dfs.py/dpor.py, not fixed here"))
+def test_the_sequential_search_covers_every_class_of_a_daemon_and_a_c_thread():
+    """PAR-19's class keys: the sequential DPOR search covers every class the search
+    without reduction covers (the split search found one it did not)."""
+    keys, failed, scheduler = sequential(_daemon_then_c_thread, "line")
+    assert not failed and scheduler.exhausted
+    assert unreduced_keys(_daemon_then_c_thread, "line") == keys
 
 
 def test_a_subtree_search_keeps_the_equivalence_and_bound_of_its_search():
