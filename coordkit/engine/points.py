@@ -58,9 +58,9 @@ STOPS = "stops"
 # The object every thread's start writes (thread ids are handed out in order), and an
 # observation of a thread not started yet reads (SCHED-49).
 THREADS = "threads"
-# What decides which step ends the program (SCHED-31): the daemon threads alive, which a
-# daemon's start and end write and every other thread's end reads; and, while a daemon is
-# alive, the count of the other threads, which each of their ends writes.
+# What decides which step ends the program (SCHED-31): whether a daemon has started, which a
+# daemon's start writes and every other thread's end reads; and then the ends, which every
+# other thread's end reads and the one that leaves a single thread to end writes.
 DAEMONS = "daemons"
 ENDS = "ends"
 

@@ -403,17 +403,17 @@ class Execution:
             task.joiners.unpark_all(self)
 
     def _ending_footprint(self, task: Task) -> None:
-        """Which thread's end is the program's end depends on the order of the ends while
-        a daemon is alive (SCHED-31): a daemon's end writes the daemons, another thread's
-        reads them and, while one is alive, writes the count of the threads left.  So a
-        thread's end that would become the program's end once another ended is never taken
-        as commuting with that end, nor with a daemon's start or end."""
+        """Which thread's end is the program's end, and so what it cuts off, depends on the
+        order of the ends once a daemon has started (SCHED-31): a daemon's start writes
+        the daemons, every other thread's end reads them and then the ends, which the end
+        that leaves one other thread to end writes.  So a thread's end is never taken as
+        commuting with the end after which it would be the program's end, nor with a
+        daemon's start; the other ends still commute, and without daemons all do."""
         if task.daemon:
-            self._footprint(DAEMONS, "end")
             return
         self._footprint(DAEMONS, "end", READ)
-        if any(t.daemon and t.state is not FINISHED for t in self.tasks):
-            self._footprint(ENDS, "end")
+        if any(t.daemon for t in self.tasks):
+            self._footprint(ENDS, "end", WRITE if self._nondaemon_alive == 2 else READ)
 
     def _end_of_run(self, task: Task) -> None:
         """The last non-daemon thread ended: the program's end, which cuts off every daemon
