@@ -4,6 +4,8 @@ sequential search by the classes of runs each covers (PAR-19)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
@@ -168,6 +170,39 @@ def test_a_daemon_and_a_timer_at_line_granularity(tmp_path):
     keys, failed, _ = sequential(fn, "line")
     search, scheduler = split(fn, 26, 1, 4, "line")
     assert not failed and scheduler.exhausted and keys == search.keys
+
+
+def unreduced_keys(fn, granularity):
+    """The class keys of every run of the search without reduction (every interleaving)."""
+    scheduler, keys = DFSScheduler(max_preemptions=None, sleep_sets=False), set()
+    with Session(run_options(fn, granularity=granularity), quiet=True) as session:
+        session.learning = False
+        while not scheduler.exhausted:
+            keys.add(class_key(session.run(fn, scheduler, run_index=0, footprints=True).footprints))
+    return keys
+
+
+def _daemon_then_c_thread():
+    log = []
+
+    def daemon():
+        pass
+    threading.Thread(target=daemon, daemon=True).start()
+    threading.Thread(target=log.append, args=(1,)).start()
+    len(log)
+    x = 1  # noqa: F841  (a last line: the program's end comes after it)
+
+
+@needs_line_granularity
+def test_the_sequential_search_covers_every_class_of_a_daemon_and_a_c_thread():
+    """SCHED-31, PAR-19's class keys: the sequential DPOR search covers every class the
+    search without reduction covers.  The split search found one it did not: the main
+    thread's end, asleep after its run before the C thread's end, became the program's
+    end (cutting the daemon off) once the C thread had ended first; the ends' order while
+    a daemon is alive is now a conflict, so the sleep set wakes it."""
+    keys, failed, scheduler = sequential(_daemon_then_c_thread, "line")
+    assert not failed and scheduler.exhausted
+    assert unreduced_keys(_daemon_then_c_thread, "line") == keys
 
 
 def test_a_subtree_search_keeps_the_equivalence_and_bound_of_its_search():
