@@ -18,6 +18,7 @@ a machine shared with other work the 2-worker gain is lower than on a quiet one.
     python benchmarks/dpor_parallel.py            # ~1-2 min on 2 quiet cores
     python benchmarks/dpor_parallel.py --only sync --slice 64
     python benchmarks/dpor_parallel.py --small    # seconds: the test suite's smoke test
+    python benchmarks/dpor_parallel.py --large    # ~2 min: a search that pays off start-up
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ CASES = [
     ("2P/2C one-slot buffer", programs.one_slot_buffer, "sync"),
 ]
 SMALL = [("2x2 locked counter", functools.partial(programs.locked_counter, 2, 2), "sync")]
+# A search long enough (~30 s in one process) for the workers' start-up to be paid off.
+LARGE = [("3x4 locked counter", functools.partial(programs.locked_counter, 3, 4), "sync")]
 
 
 def here(fn, granularity: str) -> tuple[float, int, str, float]:
@@ -78,12 +81,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", choices=["sync", "line"], help="one granularity's cases")
     parser.add_argument("--slice", type=int, default=SLICE, help="runs per job (PAR-17)")
     parser.add_argument("--small", action="store_true", help="a 2x2 counter only (a smoke test)")
+    parser.add_argument("--large", action="store_true",
+                        help="a 3x4 counter only (~30 s: start-up paid off)")
     args = parser.parse_args(argv)
     print(f"load average before: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     print(f"{'program':<24} {'gran':<5} {'workers':<8} {'wall s':>7} {'sched':>6} "
           f"{'sched/s':>8} {'cpu here':>8} {'cpu wkrs':>8} {'busiest':>8} {'jobs':>5} {'pred':>6}  "
           "coverage")
-    for name, fn, granularity in SMALL if args.small else CASES:
+    cases = SMALL if args.small else LARGE if args.large else CASES
+    for name, fn, granularity in cases:
         if args.only and granularity != args.only:
             continue
         wall, n, coverage, cpu = here(fn, granularity)
