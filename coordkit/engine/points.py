@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 __all__ = [
     "ANY", "READ", "WRITE", "Effect", "Point", "Step", "access_of", "label_of", "opening_effects",
     "conflicting", "memory_label", "runs",
-    "PROCEEDING", "STOPS", "THREADS", "lets_proceed", "stutters",
+    "DAEMONS", "ENDS", "PROCEEDING", "STOPS", "THREADS", "lets_proceed", "stutters",
 ]
 
 READ = "read"
@@ -58,6 +58,11 @@ STOPS = "stops"
 # The object every thread's start writes (thread ids are handed out in order), and an
 # observation of a thread not started yet reads (SCHED-49).
 THREADS = "threads"
+# What decides which step ends the program (SCHED-31): whether a daemon has started, which a
+# daemon's start writes and every other thread's end reads; and then the ends, which every
+# other thread's end reads and the one that leaves a single thread to end writes.
+DAEMONS = "daemons"
+ENDS = "ends"
 
 
 def access_of(op: str) -> str:

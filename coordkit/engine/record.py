@@ -206,11 +206,10 @@ class Recorder:
         self._memory[owner] = label
         if self._labelled is not None:
             self._labelled.add(self.accesses)
-        if keep is not None:
-            try:
-                keep = weakref.ref(keep, lambda _ref: self._memory.pop(owner, None))
-            except TypeError:
-                pass
+        # (A type that cannot be weakly referenced has no weakref offset: no exception
+        # to raise and catch for each list and dict a run touches.)
+        if keep is not None and type(keep).__weakrefoffset__:
+            keep = weakref.ref(keep, lambda _ref: self._memory.pop(owner, None))
         self._owners.append(keep)
         return label
 

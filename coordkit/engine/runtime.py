@@ -51,7 +51,7 @@ from coordkit.engine.failures import (
     step_limit_failure,
     watchdog_failure,
 )
-from coordkit.engine.points import ANY, READ, THREADS, WRITE, Point, access_of, label_of, runs
+from coordkit.engine.points import ANY, DAEMONS, ENDS, READ, THREADS, WRITE, Point, access_of, label_of, runs
 from coordkit.engine.races import RaceDetector
 from coordkit.engine.record import Event, Recorder, shown
 from coordkit.engine.recursion import room_for_threads
@@ -344,6 +344,8 @@ class Execution:
             self._footprint(label, "start")
             self._footprint(runs(label), "start")
             self._footprint(THREADS, "start")
+            if daemon:
+                self._footprint(DAEMONS, "start")
         if self.locks is not None and daemon and is_coordkits(task, None):
             # Known now: a thread that has ended no longer says what it ran.
             self.helpers.add(tid)
@@ -396,12 +398,27 @@ class Execution:
             self._runnable -= 1
         task.state = FINISHED
         task.pt = new_point((task.tid, "end", task.label, False, self.steps))
+        if self.recorder is not None:
+            self._ending_footprint(task)
         if not task.daemon:
             self._nondaemon_alive -= 1
             if self._nondaemon_alive == 0 and self.recorder is not None:
                 self._end_of_run(task)
         if task.joiners:
             task.joiners.unpark_all(self)
+
+    def _ending_footprint(self, task: Task) -> None:
+        """Which thread's end is the program's end, and so what it cuts off, depends on the
+        order of the ends once a daemon has started (SCHED-31): a daemon's start writes
+        the daemons, every other thread's end reads them and then the ends, which the end
+        that leaves one other thread to end writes.  So a thread's end is never taken as
+        commuting with the end after which it would be the program's end, nor with a
+        daemon's start; the other ends still commute, and without daemons all do."""
+        if task.daemon:
+            return
+        self._footprint(DAEMONS, "end", READ)
+        if any(t.daemon for t in self.tasks):
+            self._footprint(ENDS, "end", WRITE if self._nondaemon_alive == 2 else READ)
 
     def _end_of_run(self, task: Task) -> None:
         """The last non-daemon thread ended: the program's end, which cuts off every daemon

@@ -4,6 +4,8 @@ sequential search by the classes of runs each covers (PAR-19)."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
@@ -19,8 +21,9 @@ from tests.sched.programs import needs_line_granularity
 pytestmark = pytest.mark.timeout(120)
 
 # (seed of the order jobs come back in, runs per job, workers): one job at a time,
-# tiny slices with many workers (a split at nearly every run), and in between.
-ORDERS = [(0, 1, 8), (1, 3, 2), (2, 8, 3)]
+# tiny slices with many workers (a split at nearly every run), in between, and long
+# slices cut short when a worker is idle (PAR-24: every job may come back after 2 runs).
+ORDERS = [(0, 1, 8), (1, 3, 2), (2, 8, 3), (3, 64, 2)]
 
 
 def sequential(fn, granularity="sync", max_preemptions=None, max_runs=10**6):
@@ -51,7 +54,8 @@ def split(fn, seed, runs, workers, granularity="sync", max_preemptions=None):
         session.learning = False
         search = SplitSearch(fn, sendable_options(options), frozenset(),
                              Inline(session, workers, seed), ran=lambda _: None,
-                             budget=lambda: 10**9, time_left=lambda: None, slice=runs, keys=True)
+                             budget=lambda: 10**9, time_left=lambda: None, slice=runs, back=2,
+                             keys=True)
         search.search(scheduler)
     return search, scheduler
 
@@ -170,6 +174,39 @@ def test_a_daemon_and_a_timer_at_line_granularity(tmp_path):
     assert not failed and scheduler.exhausted and keys == search.keys
 
 
+def unreduced_keys(fn, granularity):
+    """The class keys of every run of the search without reduction (every interleaving)."""
+    scheduler, keys = DFSScheduler(max_preemptions=None, sleep_sets=False), set()
+    with Session(run_options(fn, granularity=granularity), quiet=True) as session:
+        session.learning = False
+        while not scheduler.exhausted:
+            keys.add(class_key(session.run(fn, scheduler, run_index=0, footprints=True).footprints))
+    return keys
+
+
+def _daemon_then_c_thread():
+    log = []
+
+    def daemon():
+        pass
+    threading.Thread(target=daemon, daemon=True).start()
+    threading.Thread(target=log.append, args=(1,)).start()
+    len(log)
+    x = 1  # noqa: F841  (a last line: the program's end comes after it)
+
+
+@needs_line_granularity
+def test_the_sequential_search_covers_every_class_of_a_daemon_and_a_c_thread():
+    """SCHED-31, PAR-19's class keys: the sequential DPOR search covers every class the
+    search without reduction covers.  The split search found one it did not: the main
+    thread's end, asleep after its run before the C thread's end, became the program's
+    end (cutting the daemon off) once the C thread had ended first; the ends' order while
+    a daemon is alive is now a conflict, so the sleep set wakes it."""
+    keys, failed, scheduler = sequential(_daemon_then_c_thread, "line")
+    assert not failed and scheduler.exhausted
+    assert unreduced_keys(_daemon_then_c_thread, "line") == keys
+
+
 def test_a_subtree_search_keeps_the_equivalence_and_bound_of_its_search():
     """PAR-17, SCHED-80: a search sent to a worker (pickled, or split off as a subtree)
     analyses its runs as the whole search does: lock-aware where it is, and sparing no
@@ -182,3 +219,21 @@ def test_a_subtree_search_keeps_the_equivalence_and_bound_of_its_search():
         assert part._hb.lock_aware and part._hb.proceeding
     for part in (bounded.subtree(), pickle.loads(pickle.dumps(bounded))):
         assert not part._hb.lock_aware and not part._hb.proceeding
+
+
+def test_jobs_are_short_where_the_backend_cannot_call_them_back():
+    """PAR-24: a backend that can ask running jobs back (worker processes) gets jobs of
+    ``slice`` runs; one that cannot (a Dask cluster) gets jobs of ``back`` runs."""
+    from coordkit.engine.parallel.executor import Executor
+
+    class Deaf(Executor):
+        workers = 2
+
+    def search(executor):
+        return SplitSearch(dpor_programs.PROGRAMS[0], {}, frozenset(), executor,
+                           ran=lambda _: None, budget=lambda: 1, time_left=lambda: None,
+                           slice=128, back=16)
+
+    with Session(run_options(dpor_programs.PROGRAMS[0]), quiet=True) as session:
+        assert search(Inline(session, 2, 0)).slice == 128
+    assert search(Deaf()).slice == 16

@@ -23,6 +23,7 @@ class Executor:
 
     workers: int
     warnings: list[str]
+    calls_back = False  # it can ask running DPOR jobs to come back (``come_back``, PAR-24)
 
     def __enter__(self) -> Executor:
         return self
@@ -77,6 +78,11 @@ class Executor:
         """Workers start no schedule after ``index`` (a failure was found there); None: no
         failure found yet."""
         raise NotImplementedError
+
+    def come_back(self, wanted: bool) -> None:
+        """Ask the running DPOR jobs to come back early, to be split (PAR-24): a worker is
+        idle with no job to take.  A backend that cannot (``calls_back`` false) is given
+        jobs of ``BACK`` runs instead."""
 
     def watching(self, what: str) -> contextlib.AbstractContextManager[None]:
         """Around running ``what``: a backend that sees workers leave says so."""

@@ -23,6 +23,8 @@ __all__ = ["Pool", "in_processes"]
 
 # What schedule index workers must not go past: the lowest failing index found so far.
 _stop_above: Any = None
+# Whether a worker is idle with no job to take: a running DPOR job comes back (PAR-24).
+_come_back: Any = None
 
 
 def _context() -> Any:
@@ -33,15 +35,15 @@ def _context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
-def _init(stop_above: Any) -> None:
-    global _stop_above
-    _stop_above = stop_above
+def _init(stop_above: Any, come_back: Any) -> None:
+    global _stop_above, _come_back
+    _stop_above, _come_back = stop_above, come_back
 
 
 def _run(unit: Unit) -> Any:
     """In a worker process: the unit's work (its schedules, or a DPOR job's runs), stopping
     at the shared lowest failure."""
-    return unit.work(lambda: _stop_above.value)
+    return unit.work(lambda: _stop_above.value, come_back=lambda: bool(_come_back.value))
 
 
 def _end(executor: ProcessPoolExecutor) -> None:
@@ -72,10 +74,13 @@ class Pool(Executor):
     """``workers`` processes running units; a unit whose worker died is run again on a
     fresh pool, once (PAR-5); leaving the ``with`` ends every process (PAR-6)."""
 
+    calls_back = True
+
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self._ctx = _context()
         self._stop_above = self._ctx.Value("q", NEVER)
+        self._come_back = self._ctx.Value("b", 0, lock=False)  # one writer: this process
         self._executor: ProcessPoolExecutor | None = None
         self._retried: set[str] = set()
         self.warnings: list[str] = []
@@ -83,7 +88,8 @@ class Pool(Executor):
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
             self._executor = ProcessPoolExecutor(self.workers, mp_context=self._ctx,
-                                                 initializer=_init, initargs=(self._stop_above,))
+                                                 initializer=_init,
+                                                 initargs=(self._stop_above, self._come_back))
         return self._executor
 
     def close(self) -> None:
@@ -94,6 +100,9 @@ class Pool(Executor):
     def stop_above(self, index: int | None) -> None:
         with self._stop_above.get_lock():
             self._stop_above.value = NEVER if index is None else min(self._stop_above.value, index)
+
+    def come_back(self, wanted: bool) -> None:
+        self._come_back.value = wanted
 
     def submit(self, unit: Unit) -> Future[list[Summary]]:
         return self._pool().submit(_run, unit)

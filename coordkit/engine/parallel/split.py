@@ -37,11 +37,14 @@ from coordkit.engine.points import Step
 from coordkit.engine.run import Run, RunOptions, Session
 from coordkit.engine.schedulers import DFSScheduler, ReplayScheduler
 
-__all__ = ["SLICE", "Inline", "Job", "JobReport", "SplitSearch", "class_key"]
+__all__ = ["BACK", "SLICE", "Inline", "Job", "JobReport", "SplitSearch", "class_key"]
 
-# Runs a job makes before it comes back to be split: more cost less, fewer balance sooner.
-SLICE = 16
-# ... and while a worker waits with no job to take: it comes back soon, with branches.
+# Runs a job makes before it comes back to be split (each job costs a Session and a first
+# run analysed whole, ~2.7 ms: at 16 runs a job that was 10% of the jobs' CPU) ...
+SLICE = 128
+# ... or, while a worker waits with no job to take, once it has made this many (PAR-24) ...
+BACK = 16
+# ... and a job dispatched while a worker would stay idle: it comes back soon, with branches.
 SHORT = 4
 
 ClassKey = tuple[int, tuple[tuple[tuple[int, int, str], ...], ...]]
@@ -93,6 +96,7 @@ class JobReport:
     keys: list[ClassKey] = field(default_factory=list)
     cpu: float = 0.0  # CPU seconds the job took in its worker (the parallel cost, PAR-21)
     pid: int = 0  # the worker's process
+    process_cpu: float = 0.0  # CPU seconds of that process so far, its start-up included
 
 
 @dataclass(frozen=True)
@@ -107,29 +111,34 @@ class Job:
     runs: int
     time_left: float | None
     keys: bool = False  # send back every complete run's class key (for tests)
+    back: int = BACK  # runs made before it may come back when asked (PAR-24)
 
     @property
     def label(self) -> str:
         s = self.scheduler
         return f"the DPOR subtree under choices {list(s.key(s.root))} (level {s.level})"
 
-    def work(self, stop_above: Callable[[], int], session: Session | None = None) -> JobReport:
+    def work(self, stop_above: Callable[[], int], session: Session | None = None, *,
+             come_back: Callable[[], bool] = lambda: False) -> JobReport:
         """In a worker (or in ``session``): the job's runs; stops early when its subtree is
-        done, its time is up, or the search is stopped (``stop_above() < 0``)."""
+        done, its time is up, the search is stopped (``stop_above() < 0``), or it has made
+        ``back`` runs and is asked to come back (``come_back()``: a worker is idle, PAR-24)."""
         if session is not None:
-            return self._runs(session, stop_above)
+            return self._runs(session, stop_above, come_back)
         with Session(RunOptions(**self.options, racing=self.racing), quiet=True) as own:
             own.learning = False  # what runs teach is merged by the coordinator
-            return self._runs(own, stop_above)
+            return self._runs(own, stop_above, come_back)
 
-    def _runs(self, session: Session, stop_above: Callable[[], int]) -> JobReport:
+    def _runs(self, session: Session, stop_above: Callable[[], int],
+              come_back: Callable[[], bool]) -> JobReport:
         scheduler = self.scheduler
         deadline = None if self.time_left is None else sync.real_monotonic() + self.time_left
         report = JobReport(scheduler, [], [], 0, 0)
         cpu = time.process_time()
         for index in range(self.first, self.first + self.runs):
             if scheduler.subtree_done or stop_above() < 0 or (
-                    deadline is not None and sync.real_monotonic() >= deadline):
+                    deadline is not None and sync.real_monotonic() >= deadline) or (
+                    index - self.first >= self.back and come_back()):
                 break
             detected = session.detected_runs
             classes = scheduler.classes
@@ -146,7 +155,7 @@ class Job:
         report.schedules, report.classes = scheduler.schedules, scheduler.classes
         scheduler.schedules = scheduler.classes = 0
         report.cpu = time.process_time() - cpu
-        report.pid = os.getpid()
+        report.pid, report.process_cpu = os.getpid(), time.process_time()
         return report
 
 
@@ -160,6 +169,7 @@ class Inline(Executor):
         self.workers = workers
         self.warnings: list[str] = []
         self._random = random.Random(seed)
+        self._back = False
 
     def submit(self, unit: Any) -> Any:
         return object()
@@ -168,10 +178,15 @@ class Inline(Executor):
         return [self._random.choice(list(pending))]
 
     def outcome(self, handle: Any, unit: Any, pending: dict[Any, Any]) -> Any:
-        return unit.work(lambda: 0, self.session)
+        return unit.work(lambda: 0, self.session, come_back=lambda: self._back)
 
     def stop_above(self, index: int | None) -> None:
         pass
+
+    calls_back = True
+
+    def come_back(self, wanted: bool) -> None:
+        self._back = wanted
 
 
 class SplitSearch:
@@ -186,17 +201,19 @@ class SplitSearch:
                  executor: Executor, *, ran: Callable[[Summary], None],
                  budget: Callable[[], int], time_left: Callable[[], float | None],
                  stopping: Callable[[], bool] = lambda: False, slice: int = SLICE,
-                 keys: bool = False) -> None:
+                 back: int = BACK, keys: bool = False) -> None:
         self.fn, self.options, self.racing = fn, options, racing
         self.executor = executor
         self.ran, self.budget, self.time_left, self.stopping = ran, budget, time_left, stopping
-        self.slice = slice
+        # A backend that cannot ask a job back gets short jobs, to balance (PAR-24).
+        self.slice, self.back = (slice if executor.calls_back else min(slice, back)), back
         self.want_keys = keys
         self.keys: set[ClassKey] = set()
         self.next_index = 0
         self.schedules = self.classes = 0  # of the level searched last
         self.cpu = 0.0  # CPU seconds of every job, in its worker
-        self.cpu_by_worker: dict[int, float] = {}  # the same per worker process
+        # Each worker process's CPU seconds, start-up included, when it sent its last job.
+        self.cpu_by_worker: dict[int, float] = {}
         self.jobs = 0  # jobs run
         self.found: list[Found] = []
         self.learned: frozenset[int] = frozenset()  # racing sites the runs saw (auto)
@@ -229,6 +246,8 @@ class SplitSearch:
                 state.dispatch()
                 if not state.running:
                     return False  # out of budget or time with jobs left
+                # A worker idle with no job to take: ask the running ones back (PAR-24).
+                executor.come_back(not state.parked and len(state.running) < executor.workers)
                 for handle in executor.wait(state.running, timeout=0.1):
                     job = state.running.pop(handle, None)
                     if job is None:
@@ -239,6 +258,7 @@ class SplitSearch:
                 if self.stopping():
                     raise KeyboardInterrupt
         finally:
+            executor.come_back(False)
             executor.stop_above(-1 if state.running else None)
             executor.cancel(state.running)
         return True
@@ -291,7 +311,7 @@ class _Level:
             # Numbered from the runs made so far, as in one process: jobs running at once
             # share numbers, so the first runs of a search all detect races (LEARNING_RUNS).
             job = Job(search.fn, search.options, search.racing, scheduler, search.next_index,
-                      runs, time_left, search.want_keys)
+                      runs, time_left, search.want_keys, search.back)
             self.running[search.executor.submit(job)] = job
 
     def back(self, job: Job, report: JobReport, learn: bool) -> None:
@@ -306,7 +326,8 @@ class _Level:
                 search.learned |= seen - search.racing
         search.schedules += report.schedules
         search.cpu += report.cpu
-        search.cpu_by_worker[report.pid] = search.cpu_by_worker.get(report.pid, 0.0) + report.cpu
+        search.cpu_by_worker[report.pid] = max(search.cpu_by_worker.get(report.pid, 0.0),
+                                               report.process_cpu)
         search.jobs += 1
         search.classes += report.classes
         search.found.extend(report.found)

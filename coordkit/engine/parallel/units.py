@@ -94,8 +94,10 @@ class Unit:
         """What the unit runs, for messages."""
         return f"schedules {self.start}..{self.stop - 1}"
 
-    def work(self, stop_above: Callable[[], int]) -> list[Summary]:
-        """In a worker: the unit's runs (``run_unit``)."""
+    def work(self, stop_above: Callable[[], int], *,
+             come_back: Callable[[], bool] = lambda: False) -> list[Summary]:
+        """In a worker: the unit's runs (``run_unit``); schedules have no subtree to give
+        away, so ``come_back`` (PAR-24) does not shorten them."""
         return run_unit(self, stop_above)
 
 
