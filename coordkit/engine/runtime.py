@@ -369,12 +369,7 @@ class Execution:
         except BaseException as exc:  # a thread died: the program's failure, not ours
             self._thread_died(task, exc)
         finally:
-            tstate = None if self._tstate is None else self.untraced()  # SCHED-88
-            try:
-                self._thread_ended(task)
-            finally:
-                if tstate is not None:
-                    self.traced_again(tstate)
+            self._thread_ended(task)
         # Returning hands control back to the driver, which picks the next thread.
 
     def _thread_died(self, task: Task, exc: BaseException) -> None:
@@ -543,16 +538,13 @@ class Execution:
     def end(self) -> None:
         """End every thread still alive; nothing started by the run outlives it."""
         self.killing = True
-        unwinds = False
         for task in self.tasks:
             # What unwinding does (a thread's end, its finally blocks) is no step of the
             # run's: a footprint holds only what a schedule did (SCHED-30).
             task.step = None
-            unwinds = unwinds or (task.glet is not None and not task.glet.dead)
         try:
-            if unwinds:  # (most runs end with every thread ended: nothing to unwind)
-                with _QUIET_KILL_REPORTS, room_for_threads(sys._getframe()):
-                    self._unwind()
+            with _QUIET_KILL_REPORTS, room_for_threads(sys._getframe()):
+                self._unwind()
         finally:
             self.current = None
             self.finished = True
@@ -561,21 +553,6 @@ class Execution:
             threading.excepthook = self._outer_excepthook
             if self.tracer is not None:
                 self.tracer.uninstall()
-            self._let_go()
-
-    def _let_go(self) -> None:
-        """A run leaves no garbage cycle of its own: an ended thread's greenlet, task and
-        ``Thread`` refer to each other and to the execution (as do its shims), and each
-        cycle left would be the cyclic collector's to find between runs (12-14% of a
-        plain sync run's CPU, 80-100 objects a run).  Cut here, they are freed with the
-        run's last reference.  A thread that did not end (leaked) keeps its own."""
-        for task in self.tasks:
-            glet = task.glet
-            if glet is not None and glet.dead:
-                glet.task = glet.task_execution = None  # type: ignore[assignment]
-                task.glet = None
-                task.target = task.thread = None  # type: ignore[assignment]
-        self.shims = None
 
     def _unwind(self) -> None:
         for task in self.tasks:
