@@ -200,8 +200,9 @@ def test_the_sequential_search_covers_every_class_of_a_daemon_and_a_c_thread():
     """SCHED-31, PAR-19's class keys: the sequential DPOR search covers every class the
     search without reduction covers.  The split search found one it did not: the main
     thread's end, asleep after its run before the C thread's end, became the program's
-    end (cutting the daemon off) once the C thread had ended first; the ends' order while
-    a daemon is alive is now a conflict, so the sleep set wakes it."""
+    end (cutting the daemon off) once the C thread had ended first; once a daemon has
+    started, the end that leaves one thread to end conflicts with the others' ends, so the
+    sleep set wakes it."""
     keys, failed, scheduler = sequential(_daemon_then_c_thread, "line")
     assert not failed and scheduler.exhausted
     assert unreduced_keys(_daemon_then_c_thread, "line") == keys

@@ -164,6 +164,8 @@ class Inline(Executor):
     drawn from ``seed``: the split search's bookkeeping under every order a pool could
     give, for tests (PAR-19)."""
 
+    calls_back = True
+
     def __init__(self, session: Session, workers: int, seed: int) -> None:
         self.session = session
         self.workers = workers
@@ -182,8 +184,6 @@ class Inline(Executor):
 
     def stop_above(self, index: int | None) -> None:
         pass
-
-    calls_back = True
 
     def come_back(self, wanted: bool) -> None:
         self._back = wanted
