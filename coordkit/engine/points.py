@@ -82,11 +82,21 @@ _READS_EVERYTHING = frozenset({"enumerate", "active_count"})
 _UNKNOWN_CODE = frozenset({"line", "store"})
 
 
-def opening_effects(point: Point, label: str, *, memory_traced: bool) -> list[Effect]:
+# Objects whose wait is over once woken: resumed, it reads nothing of its object (SCHED-95).
+_WAITS_DONE_WHEN_WOKEN = ("Condition#", "Event#")
+
+
+def opening_effects(point: Point, label: str, *, memory_traced: bool,
+                    resumed: bool = False) -> list[Effect]:
     """The effects a step has by the point it opens with: its operation on its object;
     for a thread's first step (``start`` of itself), that it was started; ``ANY`` where
-    the runtime cannot know what the step touches (SCHED-31)."""
+    the runtime cannot know what the step touches (SCHED-31).  A ``resumed`` step opens
+    at the point its thread parked at; a Condition's or an Event's wait then touches its
+    object no more (SCHED-95): it began to wait in the step that parked, and the notify,
+    set or timeout that woke it took it off the waiters and decided what it returns."""
     op, obj = point.op, point.obj
+    if resumed and op == "wait" and obj.startswith(_WAITS_DONE_WHEN_WOKEN):
+        return []
     if op == "line":  # most steps of a line-granularity run
         return [] if memory_traced else [Effect(ANY, WRITE, op)]
     if op == "start" and obj == label:

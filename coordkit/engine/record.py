@@ -139,9 +139,9 @@ class Recorder:
         events.append(Event(self.taken, task.tid, point.op, point.obj,
                             where(sys._getframe(2)), now, result=value, returned=True))
 
-    def begin(self, task: Task, choice: int | None) -> None:
-        """``task`` runs again (picked at its point, resumed after a wait, or started): a
-        new step, opened by the point it is at."""
+    def begin(self, task: Task, choice: int | None, *, resumed: bool = False) -> None:
+        """``task`` runs again (picked at its point, ``resumed`` after a wait, or started):
+        a new step, opened by the point it is at."""
         steps = self.steps
         if steps is not None:
             k = len(steps)
@@ -156,8 +156,8 @@ class Recorder:
                     self.names_again = getattr(known, "labelled", None)
                     return
                 self.known = ()  # the run did not repeat (the search says so at its end)
-            step = _Recorded(k, point, opening_effects(point, task.label,
-                                                       memory_traced=self.memory_traced), choice)
+            step = _Recorded(k, point, opening_effects(
+                point, task.label, memory_traced=self.memory_traced, resumed=resumed), choice)
             steps.append(step)
             task.step = step
             self._labelled = step.labelled

@@ -780,12 +780,13 @@ class Execution:
         assert self.recorder is not None
         self.recorder.effect(self.current, target, op, access)
 
-    def _begin_step(self, task: Task) -> None:
-        """``task`` runs again after a decision of ``_next``: a new step, tagged with the
-        choice point that picked it (None when it was the only thread that could run)."""
+    def _begin_step(self, task: Task, *, resumed: bool = False) -> None:
+        """``task`` runs again after a decision of ``_next`` (``resumed``: after a wait): a
+        new step, tagged with the choice point that picked it (None when it was the only
+        thread that could run)."""
         assert self.recorder is not None
         n = len(self.choices)
-        self.recorder.begin(task, n - 1 if n > self._choices_at_step else None)
+        self.recorder.begin(task, n - 1 if n > self._choices_at_step else None, resumed=resumed)
         self._choices_at_step = n
 
     def _check_invariant(self, task: Task) -> None:
@@ -1040,7 +1041,7 @@ class Execution:
                 self._footprint(task.step.point.obj, "waits")
         self._switch(self._next(task))
         if self.recorder is not None:
-            self._begin_step(task)
+            self._begin_step(task, resumed=True)
             self._footprint(runs(task.label), "resume", READ)
         return not task.timed_out
 

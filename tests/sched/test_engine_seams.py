@@ -106,6 +106,34 @@ def test_a_condition_wait_step_also_releases_its_lock():
         assert released[0].access == WRITE
 
 
+def _set_then_clear() -> None:
+    """T1 waits for an Event that the main thread sets, then clears."""
+    ev = threading.Event()
+    t = threading.Thread(target=ev.wait)
+    t.start()
+    time.sleep(0.1)  # virtual time: T1 waits first in the default schedule
+    ev.set()
+    ev.clear()
+    t.join()
+
+
+@pytest.mark.parametrize(("program", "kind"), [(_handoff, "Condition#"),
+                                               (_set_then_clear, "Event#")])
+def test_a_resumed_wait_touches_its_object_no_more(program, kind):
+    """SCHED-95: the step that resumes a Condition's or an Event's wait opens at the wait's
+    point but has no effect on its object (it began to wait in the step that parked; the
+    notify or set took it off the waiters): it reads only its wake-up, so a later notify,
+    set or clear does not conflict with it."""
+    steps = _footprints(program)
+    resumed = [s for s in steps if any(e.op == "resume" for e in s.footprint)
+               and s.point.obj.startswith(kind)]
+    assert resumed, [s.point for s in steps]
+    for step in resumed:
+        assert step.point.op == "wait"
+        assert step.footprint[0] == Effect(f"T{step.point.thread}.run", READ, "resume")
+        assert not [e for e in step.footprint if e.obj == step.point.obj], step.footprint
+
+
 def test_a_threads_last_step_also_ends_it():
     """ENGINE-3"""
     steps = _footprints(_handoff)
