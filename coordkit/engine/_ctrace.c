@@ -606,11 +606,9 @@ Local_dealloc(Local *self)
 }
 
 static PyObject *
-Local_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+local_make(PyTypeObject *type, PyObject *point, PyObject *instruction, PyObject *ex,
+           PyObject *tracer, PyObject *offsets)
 {
-    PyObject *point, *instruction, *ex, *tracer, *offsets;
-    if (!PyArg_ParseTuple(args, "OOOOO", &point, &instruction, &ex, &tracer, &offsets))
-        return NULL;
     Local *self = (Local *)type->tp_alloc(type, 0);
     if (self == NULL)
         return NULL;
@@ -658,6 +656,15 @@ Local_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 fail:
     Py_DECREF(self);
     return NULL;
+}
+
+static PyObject *
+Local_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *point, *instruction, *ex, *tracer, *offsets;
+    if (!PyArg_ParseTuple(args, "OOOOO", &point, &instruction, &ex, &tracer, &offsets))
+        return NULL;
+    return local_make(type, point, instruction, ex, tracer, offsets);
 }
 
 static int Local_event(Local *self, PyFrameObject *frame, int what);
@@ -774,6 +781,89 @@ never_add(PyObject *code)
 static PyObject *NEVER;  /* what `call` answers for a code object that is never traced */
 static PyObject *CALL_EVENT;  /* "call" */
 
+/* `call`'s answer for the user's code in a run, where `call` has answered for the code in a
+ * run of the same tracer mode before (its offsets are known): decided here, as `call`
+ * decides it.  configure_calls(traced, USER, instruction, getcurrent, TaskGreenlet) first. */
+static PyObject *TRACED = NULL, *USER_KIND = NULL, *INSTRUCTION = NULL, *CALL_GETCURRENT = NULL,
+    *CALL_TASK_GREENLET = NULL;
+static PyObject *S_offsets_cache, *S_f_trace_opcodes;
+
+static PyObject *
+configure_calls(PyObject *self, PyObject *args)
+{
+    PyObject *traced, *user, *instruction, *getcurrent, *task_greenlet;
+    if (!PyArg_ParseTuple(args, "O!OOOO!", &PyDict_Type, &traced, &user, &instruction,
+                          &getcurrent, &PyType_Type, &task_greenlet))
+        return NULL;
+    Py_XSETREF(TRACED, Py_NewRef(traced));
+    Py_XSETREF(USER_KIND, Py_NewRef(user));
+    Py_XSETREF(INSTRUCTION, Py_NewRef(instruction));
+    Py_XSETREF(CALL_GETCURRENT, Py_NewRef(getcurrent));
+    Py_XSETREF(CALL_TASK_GREENLET, Py_NewRef(task_greenlet));
+    Py_RETURN_NONE;
+}
+
+/* The frame's Local (a new reference), Py_None (a new reference: no Local, as `call`
+ * answers None), or NULL: not decided here (`call` decides; an error is cleared, `call`
+ * meets it again). */
+static PyObject *
+user_call(PyFrameObject *frame, PyObject *code)
+{
+    if (TRACED == NULL)
+        return NULL;
+    PyObject *key = PyLong_FromVoidPtr(code);
+    if (key == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *ex = NULL, *tracer = NULL, *cache = NULL, *result = NULL;
+    Attrs a = {NULL, NULL};
+    PyObject *kind = PyDict_GetItemWithError(TRACED, key);  /* (borrowed) */
+    if (kind != USER_KIND)
+        goto done;
+    PyObject *g = PyObject_CallNoArgs(CALL_GETCURRENT);
+    if (g == NULL || Py_TYPE(g) != (PyTypeObject *)CALL_TASK_GREENLET) {
+        Py_XDECREF(g);
+        goto done;
+    }
+    ex = PyObject_GetAttr(g, S_task_execution);
+    Py_DECREF(g);
+    if (ex == NULL || attrs_of(ex, &a) < 0 || is_true(&a, S_finished) != 0
+            || (tracer = get(&a, S_tracer)) == NULL || tracer == Py_None
+            || (cache = PyObject_GetAttr(tracer, S_offsets_cache)) == NULL
+            || !PyDict_Check(cache))
+        goto done;
+    PyObject *offsets = PyDict_GetItemWithError(cache, key);  /* (borrowed) */
+    if (offsets == NULL || !PyFrozenSet_CheckExact(offsets))
+        goto done;
+    Attrs t = {tracer, NULL};
+    int lines = is_true(&t, S_lines);
+    if (lines < 0)
+        goto done;
+    ((CkFrame *)frame)->f_trace_lines = (char)lines;
+    if (PySet_GET_SIZE(offsets)) {
+        if (PyObject_SetAttr((PyObject *)frame, S_f_trace_opcodes, Py_True) < 0)
+            goto done;
+    }
+    else if (!lines) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    PyObject *point = get(&a, S_callback_point);
+    if (point != NULL) {
+        result = local_make(&LocalType, point, INSTRUCTION, ex, tracer, offsets);
+        Py_DECREF(point);
+    }
+done:
+    PyErr_Clear();
+    Py_DECREF(key);
+    attrs_done(&a);
+    Py_XDECREF(ex);
+    Py_XDECREF(tracer);
+    Py_XDECREF(cache);
+    return result;
+}
+
 static int
 trace(PyObject *call, PyFrameObject *frame, int what, PyObject *arg)
 {
@@ -786,8 +876,11 @@ trace(PyObject *call, PyFrameObject *frame, int what, PyObject *arg)
             Py_DECREF(code);
             return 0;
         }
-        PyObject *args[3] = {(PyObject *)frame, CALL_EVENT, Py_None};
-        PyObject *r = PyObject_Vectorcall(call, args, 3, NULL);
+        PyObject *r = user_call(frame, (PyObject *)code);
+        if (r == NULL) {
+            PyObject *args[3] = {(PyObject *)frame, CALL_EVENT, Py_None};
+            r = PyObject_Vectorcall(call, args, 3, NULL);
+        }
         if (r == NULL) {
             Py_DECREF(code);
             return -1;
@@ -841,6 +934,9 @@ static PyMethodDef methods[] = {
     {"leave_tracing", leave_tracing, METH_O, "leave_tracing(tstate): undo one enter_tracing."},
 #endif
 #if CK_SETTRACE
+    {"configure_calls", configure_calls, METH_VARARGS,
+     "configure_calls(traced, USER, instruction, getcurrent, TaskGreenlet): what the global "
+     "trace function decides alone (the user's code, its offsets known for the tracer)."},
     {"settrace", settrace, METH_O,
      "settrace(call): the C global trace function, asking call(frame, 'call', None) "
      "(None: uninstall)."},
@@ -881,7 +977,10 @@ PyInit__ctrace(void)
     LINE_KIND = PyUnicode_InternFromString("line");
     NEVER = PyUnicode_InternFromString("never");
     CALL_EVENT = PyUnicode_InternFromString("call");
-    if (LINE_KIND == NULL || NEVER == NULL || CALL_EVENT == NULL)
+    S_offsets_cache = PyUnicode_InternFromString("_offsets");
+    S_f_trace_opcodes = PyUnicode_InternFromString("f_trace_opcodes");
+    if (LINE_KIND == NULL || NEVER == NULL || CALL_EVENT == NULL || S_offsets_cache == NULL
+            || S_f_trace_opcodes == NULL)
         goto fail;
     if (PyModule_AddObjectRef(m, "Local", (PyObject *)&LocalType) < 0
             || PyModule_AddObjectRef(m, "NEVER", NEVER) < 0)
