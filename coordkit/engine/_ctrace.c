@@ -100,6 +100,34 @@ configure(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* obj.name as a C long, clamped to LONG_MIN..LONG_MAX (a step budget may be any int);
+ * -1 with an error set when it is not an int */
+static inline int
+get_long(PyObject *obj, PyObject *name, long *out)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    int overflow;
+    *out = PyLong_AsLongAndOverflow(v, &overflow);
+    Py_DECREF(v);
+    if (overflow)
+        *out = overflow > 0 ? LONG_MAX : LONG_MIN;
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* 1: obj.name is true; 0: false; -1: error */
+static int
+is_true(PyObject *obj, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
 /* ---- reading the engine's objects without the generic look-up ----
  *
  * An Execution's attributes live in its __dict__: where its class looks attributes up
@@ -192,10 +220,9 @@ set(Attrs *a, PyObject *name, PyObject *value)
         : PyObject_SetAttr(a->obj, name, value);
 }
 
-/* a.name as a C long, clamped to LONG_MIN..LONG_MAX (a step budget may be any int);
- * -1 with an error set when it is not an int */
+/* get_long, of an Attrs */
 static int
-get_long(Attrs *a, PyObject *name, long *out)
+attr_long(Attrs *a, PyObject *name, long *out)
 {
     PyObject *v = get(a, name);
     if (v == NULL)
@@ -210,7 +237,7 @@ get_long(Attrs *a, PyObject *name, long *out)
 
 /* 1: a.name is None; 0: it is not; -1: error */
 static int
-is_none(Attrs *a, PyObject *name)
+attr_is_none(Attrs *a, PyObject *name)
 {
     PyObject *v = get(a, name);
     if (v == NULL)
@@ -222,7 +249,7 @@ is_none(Attrs *a, PyObject *name)
 
 /* 1: a.name is true; 0: false; -1: error */
 static int
-is_true(Attrs *a, PyObject *name)
+attr_is_true(Attrs *a, PyObject *name)
 {
     PyObject *v = get(a, name);
     if (v == NULL)
@@ -233,7 +260,7 @@ is_true(Attrs *a, PyObject *name)
 }
 
 static int
-set_long(Attrs *a, PyObject *name, long value)
+attr_set_long(Attrs *a, PyObject *name, long value)
 {
     PyObject *v = PyLong_FromLong(value);
     if (v == NULL)
@@ -305,7 +332,7 @@ task_set(PyObject *task, int slots, int field, PyObject *value)
 static int
 step_taken(Attrs *ex, PyObject *task, int slots, PyObject *kind, PyObject *obj, long steps)
 {
-    if (set_long(ex, S_steps, steps) < 0)
+    if (attr_set_long(ex, S_steps, steps) < 0)
         return -1;
     PyObject *tid = task_get(task, slots, T_TID);
     if (tid == NULL)
@@ -349,7 +376,7 @@ went_on(Attrs *ex, long runnable, long streak)
         : (PyErr_SetString(PyExc_TypeError, "choices must be a list"), -1);
     Py_XDECREF(choice);
     Py_DECREF(choices);
-    return r < 0 ? -1 : set_long(ex, S_streak, streak + 1);
+    return r < 0 ? -1 : attr_set_long(ex, S_streak, streak + 1);
 }
 
 /* 1: the point was taken here; 0: nothing was done (Execution._reach takes it); -1: error. */
@@ -357,15 +384,17 @@ static int
 ck_stay_in(Attrs *ex, PyObject *kind, PyObject *obj, int callback)
 {
     int r;
-    if ((r = is_true(ex, S_killing)) != 0 || (r = is_true(ex, S_in_callers_code)) != 0
-            || (r = is_none(ex, S_recorder)) != 1 || (r = is_none(ex, S_invariant)) != 1)
+    if ((r = attr_is_true(ex, S_killing)) != 0
+            || (r = attr_is_true(ex, S_in_callers_code)) != 0
+            || (r = attr_is_none(ex, S_recorder)) != 1
+            || (r = attr_is_none(ex, S_invariant)) != 1)
         return r < 0 ? -1 : 0;
-    if (PyUnicode_GET_LENGTH(obj) && (r = is_none(ex, S_races)) != 1)
+    if (PyUnicode_GET_LENGTH(obj) && (r = attr_is_none(ex, S_races)) != 1)
         return r < 0 ? -1 : 0;  /* (a synchronisation the race detector orders) */
     long steps, limit, alive, runnable;
-    if (get_long(ex, S_steps, &steps) < 0 || get_long(ex, S_step_limit, &limit) < 0
-            || get_long(ex, S_nondaemon_alive, &alive) < 0
-            || get_long(ex, S_runnable, &runnable) < 0)
+    if (attr_long(ex, S_steps, &steps) < 0 || attr_long(ex, S_step_limit, &limit) < 0
+            || attr_long(ex, S_nondaemon_alive, &alive) < 0
+            || attr_long(ex, S_runnable, &runnable) < 0)
         return -1;
     if (steps + 1 > limit || alive <= 0)
         return 0;
@@ -388,7 +417,7 @@ ck_stay_in(Attrs *ex, PyObject *kind, PyObject *obj, int callback)
     /* _goes_on, up to its draw */
     long streak, most;
     int yielding;
-    if (get_long(ex, S_streak, &streak) < 0 || get_long(ex, S_max_choices, &most) < 0)
+    if (attr_long(ex, S_streak, &streak) < 0 || attr_long(ex, S_max_choices, &most) < 0)
         goto done;
     PyObject *y = task_get(task, slots, T_YIELDING);
     if (y == NULL)
@@ -540,15 +569,13 @@ line_run(PyObject *code)
     Py_DECREF(g);
     if (ex == NULL)
         return NULL;
-    Attrs a, t = {NULL, NULL};
+    Attrs a;
     PyObject *tracer = NULL;
-    int ok = attrs_of(ex, &a) == 0 && is_true(&a, S_finished) == 0
+    int ok = attrs_of(ex, &a) == 0 && attr_is_true(&a, S_finished) == 0
         && (tracer = get(&a, S_tracer)) != NULL && tracer != Py_None;
     attrs_done(&a);
-    if (ok) {
-        t.obj = tracer;  /* (a Tracer has slots: the generic look-up) */
-        ok = is_true(&t, S_lines) == 1;
-    }
+    if (ok)
+        ok = is_true(tracer, S_lines) == 1;
     Py_XDECREF(tracer);
     if (!ok) {
         Py_DECREF(ex);
@@ -828,7 +855,7 @@ user_call(PyFrameObject *frame, PyObject *code)
     }
     ex = PyObject_GetAttr(g, S_task_execution);
     Py_DECREF(g);
-    if (ex == NULL || attrs_of(ex, &a) < 0 || is_true(&a, S_finished) != 0
+    if (ex == NULL || attrs_of(ex, &a) < 0 || attr_is_true(&a, S_finished) != 0
             || (tracer = get(&a, S_tracer)) == NULL || tracer == Py_None
             || (cache = PyObject_GetAttr(tracer, S_offsets_cache)) == NULL
             || !PyDict_Check(cache))
@@ -836,8 +863,7 @@ user_call(PyFrameObject *frame, PyObject *code)
     PyObject *offsets = PyDict_GetItemWithError(cache, key);  /* (borrowed) */
     if (offsets == NULL || !PyFrozenSet_CheckExact(offsets))
         goto done;
-    Attrs t = {tracer, NULL};
-    int lines = is_true(&t, S_lines);
+    int lines = is_true(tracer, S_lines);
     if (lines < 0)
         goto done;
     ((CkFrame *)frame)->f_trace_lines = (char)lines;
