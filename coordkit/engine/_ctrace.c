@@ -943,9 +943,60 @@ settrace(PyObject *self, PyObject *call)
 }
 #endif
 
+/* ---- current_execution: runtime.current_execution, in C ----
+ *
+ * current_execution_of(getcurrent, TaskGreenlet) makes the function; its self is the pair. */
+
+static PyObject *
+current_execution(PyObject *pair, PyObject *unused)
+{
+    PyObject *g = PyObject_CallNoArgs(PyTuple_GET_ITEM(pair, 0));
+    if (g == NULL) {
+        /* "greenlet is being finalized" (see runtime.current_execution): not a run's thread */
+        if (!PyErr_ExceptionMatches(PyExc_RuntimeError))
+            return NULL;
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    if (Py_TYPE(g) != (PyTypeObject *)PyTuple_GET_ITEM(pair, 1)) {
+        Py_DECREF(g);
+        Py_RETURN_NONE;
+    }
+    PyObject *ex = PyObject_GetAttr(g, S_task_execution);
+    Py_DECREF(g);
+    if (ex == NULL)
+        return NULL;
+    int finished = is_true(ex, S_finished);
+    if (finished == 0)
+        return ex;
+    Py_DECREF(ex);
+    if (finished < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef CURRENT_DEF = {"current_execution", current_execution, METH_NOARGS,
+    "The execution whose thread is calling, or None outside a controlled run."};
+
+static PyObject *
+current_execution_of(PyObject *self, PyObject *args)
+{
+    PyObject *getcurrent, *task_greenlet;
+    if (!PyArg_ParseTuple(args, "OO!", &getcurrent, &PyType_Type, &task_greenlet))
+        return NULL;
+    PyObject *pair = PyTuple_Pack(2, getcurrent, task_greenlet);
+    if (pair == NULL)
+        return NULL;
+    PyObject *fn = PyCFunction_New(&CURRENT_DEF, pair);
+    Py_DECREF(pair);
+    return fn;
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Point, RUNNABLE, FAIRNESS_BOUND): what stay() makes and compares with."},
+    {"current_execution_of", current_execution_of, METH_VARARGS,
+     "current_execution_of(getcurrent, TaskGreenlet): runtime.current_execution, in C."},
     {"configure_lines", configure_lines, METH_VARARGS,
      "configure_lines(fallback, user_codes, instrumented, getcurrent, TaskGreenlet)."},
     {"line_event", (PyCFunction)(void (*)(void))line_event, METH_FASTCALL,
