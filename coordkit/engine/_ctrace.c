@@ -843,7 +843,7 @@ user_call(PyFrameObject *frame, PyObject *code)
         PyErr_Clear();
         return NULL;
     }
-    PyObject *ex = NULL, *tracer = NULL, *cache = NULL, *result = NULL;
+    PyObject *ex = NULL, *tracer = NULL, *cache = NULL, *offsets = NULL, *result = NULL;
     Attrs a = {NULL, NULL};
     PyObject *kind = PyDict_GetItemWithError(TRACED, key);  /* (borrowed) */
     if (kind != USER_KIND)
@@ -860,9 +860,12 @@ user_call(PyFrameObject *frame, PyObject *code)
             || (cache = PyObject_GetAttr(tracer, S_offsets_cache)) == NULL
             || !PyDict_Check(cache))
         goto done;
-    PyObject *offsets = PyDict_GetItemWithError(cache, key);  /* (borrowed) */
-    if (offsets == NULL || !PyFrozenSet_CheckExact(offsets))
+    offsets = PyDict_GetItemWithError(cache, key);
+    if (offsets == NULL || !PyFrozenSet_CheckExact(offsets)) {
+        offsets = NULL;
         goto done;
+    }
+    Py_INCREF(offsets);  /* (a look-up below may run Python code) */
     int lines = is_true(tracer, S_lines);
     if (lines < 0)
         goto done;
@@ -887,6 +890,7 @@ done:
     Py_XDECREF(ex);
     Py_XDECREF(tracer);
     Py_XDECREF(cache);
+    Py_XDECREF(offsets);
     return result;
 }
 
