@@ -20,6 +20,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <frameobject.h>
+#include <structmember.h>
 
 #if PY_VERSION_HEX >= 0x030B0000
 #define CK_TRACING 1
@@ -79,7 +80,8 @@ static long FAIRNESS = 0;
 static PyObject *S_killing, *S_in_callers_code, *S_recorder, *S_invariant, *S_races,
     *S_current, *S_steps, *S_step_limit, *S_nondaemon_alive, *S_runnable, *S_state,
     *S_choices, *S_replayed, *S_stays, *S_yielding, *S_streak, *S_max_choices, *S_tid,
-    *S_pt, *S_in_callback, *S_next, *S_switch, *EMPTY;
+    *S_pt, *S_in_callback, *S_next, *S_switch, *EMPTY, *S_task_execution, *S_finished,
+    *S_tracer, *S_lines, *S_callback_point, *S_line;
 
 static PyObject *
 configure(PyObject *self, PyObject *args)
@@ -100,7 +102,7 @@ configure(PyObject *self, PyObject *args)
 
 /* obj.name as a C long, clamped to LONG_MIN..LONG_MAX (a step budget may be any int);
  * -1 with an error set when it is not an int */
-static int
+static inline int
 get_long(PyObject *obj, PyObject *name, long *out)
 {
     PyObject *v = PyObject_GetAttr(obj, name);
@@ -112,18 +114,6 @@ get_long(PyObject *obj, PyObject *name, long *out)
     if (overflow)
         *out = overflow > 0 ? LONG_MAX : LONG_MIN;
     return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
-}
-
-/* 1: obj.name is None; 0: it is not; -1: error */
-static int
-is_none(PyObject *obj, PyObject *name)
-{
-    PyObject *v = PyObject_GetAttr(obj, name);
-    if (v == NULL)
-        return -1;
-    int r = v == Py_None;
-    Py_DECREF(v);
-    return r;
 }
 
 /* 1: obj.name is true; 0: false; -1: error */
@@ -138,108 +128,306 @@ is_true(PyObject *obj, PyObject *name)
     return r;
 }
 
+/* ---- reading the engine's objects without the generic look-up ----
+ *
+ * An Execution's attributes live in its __dict__: where its class looks attributes up
+ * generically and has no data descriptor of any name read here (checked once per class and
+ * version of it), they are read and written in the dict, as the generic look-up would.  A
+ * Task is a slotted dataclass: its fields are read and written at their slots' offsets.
+ * Anything else (another class, a changed one, a name the dict lacks) takes the generic
+ * look-up, so the two ways never differ in what they find or raise. */
+
+typedef struct {
+    PyObject *obj;
+    PyObject *dict;  /* obj's __dict__ where it may be used directly, or NULL */
+} Attrs;
+
+static PyObject **EX_NAMES[] = {&S_killing, &S_in_callers_code, &S_recorder, &S_invariant,
+    &S_races, &S_current, &S_steps, &S_step_limit, &S_nondaemon_alive, &S_runnable,
+    &S_choices, &S_replayed, &S_stays, &S_streak, &S_max_choices, &S_in_callback,
+    &S_finished, &S_tracer};
+static PyTypeObject *EX_TYPE = NULL;  /* the last class found plain (a strong reference) */
+static unsigned int EX_VERSION = 0;   /* its version tag then (a change gives a new one) */
+
+/* 1: `type` looks attributes up generically and has no data descriptor named in `names`
+ * (its version tag is then valid); 0: not; -1: error. */
 static int
-set_long(PyObject *obj, PyObject *name, long value)
+plain_class(PyTypeObject *type, PyObject ***names, size_t n)
 {
-    PyObject *v = PyLong_FromLong(value);
+    if (type->tp_getattro != PyObject_GenericGetAttr
+            || type->tp_setattro != PyObject_GenericSetAttr)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        PyObject *found = _PyType_Lookup(type, *names[i]);  /* (borrowed) */
+        if (found != NULL && Py_TYPE(found)->tp_descr_set != NULL)
+            return 0;
+    }
+    return type->tp_version_tag != 0;
+}
+
+/* ex's attributes as read and written here: its __dict__ where that is the generic
+ * look-up's answer.  *a holds new references; attrs_done releases them. */
+static int
+attrs_of(PyObject *ex, Attrs *a)
+{
+    PyTypeObject *type = Py_TYPE(ex);
+    a->obj = Py_NewRef(ex);
+    a->dict = NULL;
+    if (type != EX_TYPE || type->tp_version_tag != EX_VERSION) {
+        int plain = plain_class(type, EX_NAMES, sizeof(EX_NAMES) / sizeof(EX_NAMES[0]));
+        if (plain < 0)
+            return -1;
+        if (!plain)
+            return 0;
+        Py_XSETREF(EX_TYPE, (PyTypeObject *)Py_NewRef(type));
+        EX_VERSION = type->tp_version_tag;
+    }
+    PyObject *dict = PyObject_GenericGetDict(ex, NULL);
+    if (dict == NULL)
+        return -1;
+    if (PyDict_CheckExact(dict))
+        a->dict = dict;
+    else
+        Py_DECREF(dict);
+    return 0;
+}
+
+static void
+attrs_done(Attrs *a)
+{
+    Py_CLEAR(a->obj);
+    Py_CLEAR(a->dict);
+}
+
+/* a.name, a new reference */
+static PyObject *
+get(Attrs *a, PyObject *name)
+{
+    if (a->dict != NULL) {
+        PyObject *v = PyDict_GetItemWithError(a->dict, name);
+        if (v != NULL)
+            return Py_NewRef(v);
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    return PyObject_GetAttr(a->obj, name);
+}
+
+static int
+set(Attrs *a, PyObject *name, PyObject *value)
+{
+    return a->dict != NULL ? PyDict_SetItem(a->dict, name, value)
+        : PyObject_SetAttr(a->obj, name, value);
+}
+
+/* get_long, of an Attrs */
+static int
+attr_long(Attrs *a, PyObject *name, long *out)
+{
+    PyObject *v = get(a, name);
     if (v == NULL)
         return -1;
-    int r = PyObject_SetAttr(obj, name, v);
+    int overflow;
+    *out = PyLong_AsLongAndOverflow(v, &overflow);
+    Py_DECREF(v);
+    if (overflow)
+        *out = overflow > 0 ? LONG_MAX : LONG_MIN;
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* 1: a.name is None; 0: it is not; -1: error */
+static int
+attr_is_none(Attrs *a, PyObject *name)
+{
+    PyObject *v = get(a, name);
+    if (v == NULL)
+        return -1;
+    int r = v == Py_None;
     Py_DECREF(v);
     return r;
 }
 
+/* 1: a.name is true; 0: false; -1: error */
+static int
+attr_is_true(Attrs *a, PyObject *name)
+{
+    PyObject *v = get(a, name);
+    if (v == NULL)
+        return -1;
+    int r = v == Py_True ? 1 : v == Py_False ? 0 : PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+static int
+attr_set_long(Attrs *a, PyObject *name, long value)
+{
+    PyObject *v = PyLong_FromLong(value);
+    if (v == NULL)
+        return -1;
+    int r = set(a, name, v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* A Task's fields, read and written at their slots (see above). */
+enum { T_STATE, T_TID, T_YIELDING, T_PT, T_FIELDS };
+static PyObject **TASK_NAMES[T_FIELDS] = {&S_state, &S_tid, &S_yielding, &S_pt};
+static PyTypeObject *TASK_TYPE = NULL;
+static unsigned int TASK_VERSION = 0;
+static Py_ssize_t TASK_OFFSETS[T_FIELDS];
+
+/* 1: task's fields are at TASK_OFFSETS; 0: they are read generically; -1: error */
+static int
+task_slots(PyObject *task)
+{
+    PyTypeObject *type = Py_TYPE(task);
+    if (type == TASK_TYPE && type->tp_version_tag == TASK_VERSION)
+        return 1;
+    if (type->tp_getattro != PyObject_GenericGetAttr
+            || type->tp_setattro != PyObject_GenericSetAttr)
+        return 0;
+    Py_ssize_t offsets[T_FIELDS];
+    for (int i = 0; i < T_FIELDS; i++) {
+        PyObject *found = _PyType_Lookup(type, *TASK_NAMES[i]);  /* (borrowed) */
+        if (found == NULL || !Py_IS_TYPE(found, &PyMemberDescr_Type))
+            return 0;
+        PyMemberDef *m = ((PyMemberDescrObject *)found)->d_member;
+        if (m->type != T_OBJECT_EX || (m->flags & READONLY)
+                || !PyType_IsSubtype(type, PyDescr_TYPE(found)))
+            return 0;
+        offsets[i] = m->offset;
+    }
+    if (type->tp_version_tag == 0)
+        return 0;
+    memcpy(TASK_OFFSETS, offsets, sizeof(offsets));
+    Py_XSETREF(TASK_TYPE, (PyTypeObject *)Py_NewRef(type));
+    TASK_VERSION = type->tp_version_tag;
+    return 1;
+}
+
+/* task's field, a new reference; `slots`: task_slots(task) said 1 */
+static PyObject *
+task_get(PyObject *task, int slots, int field)
+{
+    if (slots) {
+        PyObject *v = *(PyObject **)((char *)task + TASK_OFFSETS[field]);
+        if (v != NULL)
+            return Py_NewRef(v);
+    }
+    return PyObject_GetAttr(task, *TASK_NAMES[field]);  /* (unset: its AttributeError) */
+}
+
+static int
+task_set(PyObject *task, int slots, int field, PyObject *value)
+{
+    if (!slots)
+        return PyObject_SetAttr(task, *TASK_NAMES[field], value);
+    PyObject **at = (PyObject **)((char *)task + TASK_OFFSETS[field]);
+    Py_XSETREF(*at, Py_NewRef(value));
+    return 0;
+}
+
 /* The step's number and the thread's point (what _reach does first). */
 static int
-step_taken(PyObject *ex, PyObject *task, PyObject *kind, PyObject *obj, long steps)
+step_taken(Attrs *ex, PyObject *task, int slots, PyObject *kind, PyObject *obj, long steps)
 {
-    long tid;
-    PyObject *yielding;
-    if (set_long(ex, S_steps, steps) < 0 || get_long(task, S_tid, &tid) < 0)
+    if (attr_set_long(ex, S_steps, steps) < 0)
         return -1;
-    yielding = PyObject_GetAttr(task, S_yielding);
-    if (yielding == NULL)
+    PyObject *tid = task_get(task, slots, T_TID);
+    if (tid == NULL)
         return -1;
+    PyObject *yielding = task_get(task, slots, T_YIELDING);
+    if (yielding == NULL) {
+        Py_DECREF(tid);
+        return -1;
+    }
     PyObject *pt = POINT_TYPE->tp_alloc(POINT_TYPE, 5);
-    if (pt == NULL) {
-        Py_DECREF(yielding);
-        return -1;
-    }
-    PyObject *t = PyLong_FromLong(tid), *n = PyLong_FromLong(steps);
-    if (t == NULL || n == NULL) {
-        Py_XDECREF(t);
+    PyObject *n = PyLong_FromLong(steps);
+    if (pt == NULL || n == NULL) {
+        Py_XDECREF(pt);
         Py_XDECREF(n);
+        Py_DECREF(tid);
         Py_DECREF(yielding);
-        Py_DECREF(pt);
         return -1;
     }
-    PyTuple_SET_ITEM(pt, 0, t);
+    PyTuple_SET_ITEM(pt, 0, tid);
     PyTuple_SET_ITEM(pt, 1, Py_NewRef(kind));
     PyTuple_SET_ITEM(pt, 2, Py_NewRef(obj));
     PyTuple_SET_ITEM(pt, 3, yielding);
     PyTuple_SET_ITEM(pt, 4, n);
-    int r = PyObject_SetAttr(task, S_pt, pt);
+    int r = task_set(task, slots, T_PT, pt);
     Py_DECREF(pt);
     return r;
 }
 
 /* The choice "the running thread goes on" (0 of `runnable`), as _goes_on records it. */
 static int
-went_on(PyObject *ex, long runnable, long streak)
+went_on(Attrs *ex, long runnable, long streak)
 {
-    PyObject *choices = PyObject_GetAttr(ex, S_choices);
+    PyObject *choices = get(ex, S_choices);
     if (choices == NULL)
         return -1;
-    PyObject *choice = Py_BuildValue("(li)", runnable, 0);
+    PyObject *n = PyLong_FromLong(runnable), *zero = PyLong_FromLong(0);
+    PyObject *choice = n == NULL || zero == NULL ? NULL : PyTuple_Pack(2, n, zero);
+    Py_XDECREF(n);
+    Py_XDECREF(zero);
     int r = choice == NULL ? -1 : PyList_Check(choices) ? PyList_Append(choices, choice)
         : (PyErr_SetString(PyExc_TypeError, "choices must be a list"), -1);
     Py_XDECREF(choice);
     Py_DECREF(choices);
-    return r < 0 ? -1 : set_long(ex, S_streak, streak + 1);
+    return r < 0 ? -1 : attr_set_long(ex, S_streak, streak + 1);
 }
 
 /* 1: the point was taken here; 0: nothing was done (Execution._reach takes it); -1: error. */
 static int
-ck_stay(PyObject *ex, PyObject *kind, PyObject *obj, int callback)
+ck_stay_in(Attrs *ex, PyObject *kind, PyObject *obj, int callback)
 {
-    if (POINT_TYPE == NULL)
-        return 0;
     int r;
-    if ((r = is_true(ex, S_killing)) != 0 || (r = is_true(ex, S_in_callers_code)) != 0
-            || (r = is_none(ex, S_recorder)) != 1 || (r = is_none(ex, S_invariant)) != 1)
+    if ((r = attr_is_true(ex, S_killing)) != 0
+            || (r = attr_is_true(ex, S_in_callers_code)) != 0
+            || (r = attr_is_none(ex, S_recorder)) != 1
+            || (r = attr_is_none(ex, S_invariant)) != 1)
         return r < 0 ? -1 : 0;
-    if (PyUnicode_GET_LENGTH(obj) && (r = is_none(ex, S_races)) != 1)
+    if (PyUnicode_GET_LENGTH(obj) && (r = attr_is_none(ex, S_races)) != 1)
         return r < 0 ? -1 : 0;  /* (a synchronisation the race detector orders) */
     long steps, limit, alive, runnable;
-    if (get_long(ex, S_steps, &steps) < 0 || get_long(ex, S_step_limit, &limit) < 0
-            || get_long(ex, S_nondaemon_alive, &alive) < 0
-            || get_long(ex, S_runnable, &runnable) < 0)
+    if (attr_long(ex, S_steps, &steps) < 0 || attr_long(ex, S_step_limit, &limit) < 0
+            || attr_long(ex, S_nondaemon_alive, &alive) < 0
+            || attr_long(ex, S_runnable, &runnable) < 0)
         return -1;
     if (steps + 1 > limit || alive <= 0)
         return 0;
-    PyObject *task = PyObject_GetAttr(ex, S_current);
+    PyObject *task = get(ex, S_current);
     if (task == NULL)
         return -1;
     PyObject *state = NULL, *replayed = NULL, *stays = NULL, *choices = NULL, *drawn = NULL;
-    int result = -1;
-    if (task == Py_None || (state = PyObject_GetAttr(task, S_state)) == NULL)
+    int result = -1, slots = 0;
+    if (task == Py_None || (slots = task_slots(task)) < 0
+            || (state = task_get(task, slots, T_STATE)) == NULL)
         goto done;
     if (state != RUNNABLE_STATE) {
         result = 0;
         goto done;
     }
     if (runnable == 1) {
-        result = step_taken(ex, task, kind, obj, steps + 1) < 0 ? -1 : 1;
+        result = step_taken(ex, task, slots, kind, obj, steps + 1) < 0 ? -1 : 1;
         goto done;
     }
     /* _goes_on, up to its draw */
-    long streak, most, yielding;
-    if (get_long(ex, S_streak, &streak) < 0 || get_long(ex, S_max_choices, &most) < 0
-            || (yielding = is_true(task, S_yielding)) < 0)
+    long streak, most;
+    int yielding;
+    if (attr_long(ex, S_streak, &streak) < 0 || attr_long(ex, S_max_choices, &most) < 0)
         goto done;
-    if ((replayed = PyObject_GetAttr(ex, S_replayed)) == NULL
-            || (stays = PyObject_GetAttr(ex, S_stays)) == NULL
-            || (choices = PyObject_GetAttr(ex, S_choices)) == NULL)
+    PyObject *y = task_get(task, slots, T_YIELDING);
+    if (y == NULL)
+        goto done;
+    yielding = y == Py_True ? 1 : y == Py_False ? 0 : PyObject_IsTrue(y);
+    Py_DECREF(y);
+    if (yielding < 0)
+        goto done;
+    if ((replayed = get(ex, S_replayed)) == NULL || (stays = get(ex, S_stays)) == NULL
+            || (choices = get(ex, S_choices)) == NULL)
         goto done;
     Py_ssize_t k = PyObject_Length(choices), nreplayed = PyObject_Length(replayed);
     if (k < 0 || nreplayed < 0)
@@ -258,7 +446,7 @@ ck_stay(PyObject *ex, PyObject *kind, PyObject *obj, int callback)
         if (nonzero)
             result = nonzero < 0 ? -1 : 0;
         else
-            result = step_taken(ex, task, kind, obj, steps + 1) < 0
+            result = step_taken(ex, task, slots, kind, obj, steps + 1) < 0
                 || went_on(ex, runnable, streak) < 0 ? -1 : 1;
         goto done;
     }
@@ -269,7 +457,7 @@ ck_stay(PyObject *ex, PyObject *kind, PyObject *obj, int callback)
     if ((drawn = PyObject_CallNoArgs(stays)) == NULL)
         goto done;
     int goes_on = PyObject_IsTrue(drawn);
-    if (goes_on < 0 || step_taken(ex, task, kind, obj, steps + 1) < 0)
+    if (goes_on < 0 || step_taken(ex, task, slots, kind, obj, steps + 1) < 0)
         goto done;
     if (goes_on) {
         result = went_on(ex, runnable, streak) < 0 ? -1 : 1;
@@ -277,18 +465,18 @@ ck_stay(PyObject *ex, PyObject *kind, PyObject *obj, int callback)
     }
     /* It does not go on: the rest of _reach's choice, in the state _reach runs in (from a
      * trace callback, `callback`: inside the callback state, as callback_point sets it). */
-    if (callback && PyObject_SetAttr(ex, S_in_callback, Py_True) < 0)
+    if (callback && set(ex, S_in_callback, Py_True) < 0)
         goto done;
     /* nxt = ex._next(task, asked=True); if nxt is not task: ex._switch(nxt) */
-    PyObject *next = PyObject_CallMethodObjArgs(ex, S_next, task, Py_True, NULL);
+    PyObject *next = PyObject_CallMethodObjArgs(ex->obj, S_next, task, Py_True, NULL);
     if (next != NULL && next != task) {
-        PyObject *switched = PyObject_CallMethodOneArg(ex, S_switch, next);
+        PyObject *switched = PyObject_CallMethodOneArg(ex->obj, S_switch, next);
         Py_DECREF(next);
         next = switched;
     }
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    int reset = callback ? PyObject_SetAttr(ex, S_in_callback, Py_False) : 0;
+    int reset = callback ? set(ex, S_in_callback, Py_False) : 0;
     if (type != NULL) {
         PyErr_Restore(type, value, tb);
     }
@@ -304,6 +492,17 @@ done:
     Py_XDECREF(choices);
     Py_XDECREF(drawn);
     return result;
+}
+
+static int
+ck_stay(PyObject *ex, PyObject *kind, PyObject *obj, int callback)
+{
+    if (POINT_TYPE == NULL)
+        return 0;
+    Attrs a;
+    int r = attrs_of(ex, &a) < 0 ? -1 : ck_stay_in(&a, kind, obj, callback);
+    attrs_done(&a);
+    return r;
 }
 
 static PyObject *
@@ -331,8 +530,6 @@ stay(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 static PyObject *LINE_FALLBACK = NULL, *USER_CODES = NULL, *INSTRUMENTED = NULL,
     *GETCURRENT = NULL, *TASK_GREENLET = NULL;
-static PyObject *S_task_execution, *S_finished, *S_tracer, *S_lines, *S_callback_point,
-    *S_line;
 
 static PyObject *
 configure_lines(PyObject *self, PyObject *args)
@@ -372,9 +569,13 @@ line_run(PyObject *code)
     Py_DECREF(g);
     if (ex == NULL)
         return NULL;
+    Attrs a;
     PyObject *tracer = NULL;
-    int ok = is_true(ex, S_finished) == 0 && (tracer = PyObject_GetAttr(ex, S_tracer)) != NULL
-        && tracer != Py_None && is_true(tracer, S_lines) == 1;
+    int ok = attrs_of(ex, &a) == 0 && attr_is_true(&a, S_finished) == 0
+        && (tracer = get(&a, S_tracer)) != NULL && tracer != Py_None;
+    attrs_done(&a);
+    if (ok)
+        ok = is_true(tracer, S_lines) == 1;
     Py_XDECREF(tracer);
     if (!ok) {
         Py_DECREF(ex);
@@ -432,11 +633,9 @@ Local_dealloc(Local *self)
 }
 
 static PyObject *
-Local_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+local_make(PyTypeObject *type, PyObject *point, PyObject *instruction, PyObject *ex,
+           PyObject *tracer, PyObject *offsets)
 {
-    PyObject *point, *instruction, *ex, *tracer, *offsets;
-    if (!PyArg_ParseTuple(args, "OOOOO", &point, &instruction, &ex, &tracer, &offsets))
-        return NULL;
     Local *self = (Local *)type->tp_alloc(type, 0);
     if (self == NULL)
         return NULL;
@@ -484,6 +683,15 @@ Local_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 fail:
     Py_DECREF(self);
     return NULL;
+}
+
+static PyObject *
+Local_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *point, *instruction, *ex, *tracer, *offsets;
+    if (!PyArg_ParseTuple(args, "OOOOO", &point, &instruction, &ex, &tracer, &offsets))
+        return NULL;
+    return local_make(type, point, instruction, ex, tracer, offsets);
 }
 
 static int Local_event(Local *self, PyFrameObject *frame, int what);
@@ -600,6 +808,92 @@ never_add(PyObject *code)
 static PyObject *NEVER;  /* what `call` answers for a code object that is never traced */
 static PyObject *CALL_EVENT;  /* "call" */
 
+/* `call`'s answer for the user's code in a run, where `call` has answered for the code in a
+ * run of the same tracer mode before (its offsets are known): decided here, as `call`
+ * decides it.  configure_calls(traced, USER, instruction, getcurrent, TaskGreenlet) first. */
+static PyObject *TRACED = NULL, *USER_KIND = NULL, *INSTRUCTION = NULL, *CALL_GETCURRENT = NULL,
+    *CALL_TASK_GREENLET = NULL;
+static PyObject *S_offsets_cache, *S_f_trace_opcodes;
+
+static PyObject *
+configure_calls(PyObject *self, PyObject *args)
+{
+    PyObject *traced, *user, *instruction, *getcurrent, *task_greenlet;
+    if (!PyArg_ParseTuple(args, "O!OOOO!", &PyDict_Type, &traced, &user, &instruction,
+                          &getcurrent, &PyType_Type, &task_greenlet))
+        return NULL;
+    Py_XSETREF(TRACED, Py_NewRef(traced));
+    Py_XSETREF(USER_KIND, Py_NewRef(user));
+    Py_XSETREF(INSTRUCTION, Py_NewRef(instruction));
+    Py_XSETREF(CALL_GETCURRENT, Py_NewRef(getcurrent));
+    Py_XSETREF(CALL_TASK_GREENLET, Py_NewRef(task_greenlet));
+    Py_RETURN_NONE;
+}
+
+/* The frame's Local (a new reference), Py_None (a new reference: no Local, as `call`
+ * answers None), or NULL: not decided here (`call` decides; an error is cleared, `call`
+ * meets it again). */
+static PyObject *
+user_call(PyFrameObject *frame, PyObject *code)
+{
+    if (TRACED == NULL)
+        return NULL;
+    PyObject *key = PyLong_FromVoidPtr(code);
+    if (key == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *ex = NULL, *tracer = NULL, *cache = NULL, *offsets = NULL, *result = NULL;
+    Attrs a = {NULL, NULL};
+    PyObject *kind = PyDict_GetItemWithError(TRACED, key);  /* (borrowed) */
+    if (kind != USER_KIND)
+        goto done;
+    PyObject *g = PyObject_CallNoArgs(CALL_GETCURRENT);
+    if (g == NULL || Py_TYPE(g) != (PyTypeObject *)CALL_TASK_GREENLET) {
+        Py_XDECREF(g);
+        goto done;
+    }
+    ex = PyObject_GetAttr(g, S_task_execution);
+    Py_DECREF(g);
+    if (ex == NULL || attrs_of(ex, &a) < 0 || attr_is_true(&a, S_finished) != 0
+            || (tracer = get(&a, S_tracer)) == NULL || tracer == Py_None
+            || (cache = PyObject_GetAttr(tracer, S_offsets_cache)) == NULL
+            || !PyDict_Check(cache))
+        goto done;
+    offsets = PyDict_GetItemWithError(cache, key);
+    if (offsets == NULL || !PyFrozenSet_CheckExact(offsets)) {
+        offsets = NULL;
+        goto done;
+    }
+    Py_INCREF(offsets);  /* (a look-up below may run Python code) */
+    int lines = is_true(tracer, S_lines);
+    if (lines < 0)
+        goto done;
+    ((CkFrame *)frame)->f_trace_lines = (char)lines;
+    if (PySet_GET_SIZE(offsets)) {
+        if (PyObject_SetAttr((PyObject *)frame, S_f_trace_opcodes, Py_True) < 0)
+            goto done;
+    }
+    else if (!lines) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    PyObject *point = get(&a, S_callback_point);
+    if (point != NULL) {
+        result = local_make(&LocalType, point, INSTRUCTION, ex, tracer, offsets);
+        Py_DECREF(point);
+    }
+done:
+    PyErr_Clear();
+    Py_DECREF(key);
+    attrs_done(&a);
+    Py_XDECREF(ex);
+    Py_XDECREF(tracer);
+    Py_XDECREF(cache);
+    Py_XDECREF(offsets);
+    return result;
+}
+
 static int
 trace(PyObject *call, PyFrameObject *frame, int what, PyObject *arg)
 {
@@ -612,8 +906,11 @@ trace(PyObject *call, PyFrameObject *frame, int what, PyObject *arg)
             Py_DECREF(code);
             return 0;
         }
-        PyObject *args[3] = {(PyObject *)frame, CALL_EVENT, Py_None};
-        PyObject *r = PyObject_Vectorcall(call, args, 3, NULL);
+        PyObject *r = user_call(frame, (PyObject *)code);
+        if (r == NULL) {
+            PyObject *args[3] = {(PyObject *)frame, CALL_EVENT, Py_None};
+            r = PyObject_Vectorcall(call, args, 3, NULL);
+        }
         if (r == NULL) {
             Py_DECREF(code);
             return -1;
@@ -650,9 +947,60 @@ settrace(PyObject *self, PyObject *call)
 }
 #endif
 
+/* ---- current_execution: runtime.current_execution, in C ----
+ *
+ * current_execution_of(getcurrent, TaskGreenlet) makes the function; its self is the pair. */
+
+static PyObject *
+current_execution(PyObject *pair, PyObject *unused)
+{
+    PyObject *g = PyObject_CallNoArgs(PyTuple_GET_ITEM(pair, 0));
+    if (g == NULL) {
+        /* "greenlet is being finalized" (see runtime.current_execution): not a run's thread */
+        if (!PyErr_ExceptionMatches(PyExc_RuntimeError))
+            return NULL;
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    if (Py_TYPE(g) != (PyTypeObject *)PyTuple_GET_ITEM(pair, 1)) {
+        Py_DECREF(g);
+        Py_RETURN_NONE;
+    }
+    PyObject *ex = PyObject_GetAttr(g, S_task_execution);
+    Py_DECREF(g);
+    if (ex == NULL)
+        return NULL;
+    int finished = is_true(ex, S_finished);
+    if (finished == 0)
+        return ex;
+    Py_DECREF(ex);
+    if (finished < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef CURRENT_DEF = {"current_execution", current_execution, METH_NOARGS,
+    "The execution whose thread is calling, or None outside a controlled run."};
+
+static PyObject *
+current_execution_of(PyObject *self, PyObject *args)
+{
+    PyObject *getcurrent, *task_greenlet;
+    if (!PyArg_ParseTuple(args, "OO!", &getcurrent, &PyType_Type, &task_greenlet))
+        return NULL;
+    PyObject *pair = PyTuple_Pack(2, getcurrent, task_greenlet);
+    if (pair == NULL)
+        return NULL;
+    PyObject *fn = PyCFunction_New(&CURRENT_DEF, pair);
+    Py_DECREF(pair);
+    return fn;
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Point, RUNNABLE, FAIRNESS_BOUND): what stay() makes and compares with."},
+    {"current_execution_of", current_execution_of, METH_VARARGS,
+     "current_execution_of(getcurrent, TaskGreenlet): runtime.current_execution, in C."},
     {"configure_lines", configure_lines, METH_VARARGS,
      "configure_lines(fallback, user_codes, instrumented, getcurrent, TaskGreenlet)."},
     {"line_event", (PyCFunction)(void (*)(void))line_event, METH_FASTCALL,
@@ -667,6 +1015,9 @@ static PyMethodDef methods[] = {
     {"leave_tracing", leave_tracing, METH_O, "leave_tracing(tstate): undo one enter_tracing."},
 #endif
 #if CK_SETTRACE
+    {"configure_calls", configure_calls, METH_VARARGS,
+     "configure_calls(traced, USER, instruction, getcurrent, TaskGreenlet): what the global "
+     "trace function decides alone (the user's code, its offsets known for the tracer)."},
     {"settrace", settrace, METH_O,
      "settrace(call): the C global trace function, asking call(frame, 'call', None) "
      "(None: uninstall)."},
@@ -707,7 +1058,10 @@ PyInit__ctrace(void)
     LINE_KIND = PyUnicode_InternFromString("line");
     NEVER = PyUnicode_InternFromString("never");
     CALL_EVENT = PyUnicode_InternFromString("call");
-    if (LINE_KIND == NULL || NEVER == NULL || CALL_EVENT == NULL)
+    S_offsets_cache = PyUnicode_InternFromString("_offsets");
+    S_f_trace_opcodes = PyUnicode_InternFromString("f_trace_opcodes");
+    if (LINE_KIND == NULL || NEVER == NULL || CALL_EVENT == NULL || S_offsets_cache == NULL
+            || S_f_trace_opcodes == NULL)
         goto fail;
     if (PyModule_AddObjectRef(m, "Local", (PyObject *)&LocalType) < 0
             || PyModule_AddObjectRef(m, "NEVER", NEVER) < 0)

@@ -340,6 +340,10 @@ def _sync_name(obj: Any) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
+# (lines, accesses) -> id(code) -> where a tracer of that mode without racing sites acts.
+_OFFSETS: dict[tuple[bool, bool], CodeCache] = {}
+
+
 class Tracer:
     """What one run traces (see the module's docstring)."""
 
@@ -350,7 +354,10 @@ class Tracer:
         self.lines = lines
         self.accesses = accesses
         self.racing = racing if SWITCHES else frozenset()
-        self._offsets = CodeCache()
+        # (Where a tracer acts depends on its mode alone: tracers without racing sites, one
+        # per run, share what they worked out.)
+        self._offsets = (_OFFSETS.setdefault((lines, accesses), CodeCache())
+                         if not self.racing else CodeCache())
         self.checked: set[int] = set()  # sites checked for escapes (see _escape)
         self.pending = Pending()  # what one instruction leaves for a later one
         # A step whose instruction the tracer could not look at (the user's code was at
@@ -647,8 +654,12 @@ else:
         return ACCELERATED.Local(ex.callback_point, _instruction, ex, tracer, offsets)
 
     # The accelerator's C global trace function calls _global_trace at a call event: it
-    # never asks again about a code object answered NEVER, and sets the Local it gets.
+    # never asks again about a code object answered NEVER, and sets the Local it gets; the
+    # user's code whose offsets the run's tracer knows it decides alone, as _global_trace.
     _SETTRACE = getattr(ACCELERATED, "settrace", None)
+    if _SETTRACE is not None:
+        ACCELERATED.configure_calls(_traced_cache, USER, _instruction, greenlet.getcurrent,
+                                    TaskGreenlet)
     _NEVER_TRACED = None if _SETTRACE is None else ACCELERATED.NEVER
     _local = _local_trace if _SETTRACE is None else _accelerated_local
 

@@ -1,0 +1,118 @@
+"""The compiled tracer's shortcuts change nothing but the cost (SCHED-67): it reads the
+Execution's attributes where the generic look-up would find them, and decides a call of the
+user's code itself only where the Python global trace function would decide it the same way."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import coordkit
+from coordkit.engine import runtime, tracing
+
+pytestmark = pytest.mark.skipif(
+    runtime.ACCELERATED is None,
+    reason="the C accelerator is not built here (or COORDKIT_PURE_PYTHON=1)")
+
+
+class _Boom(Exception):
+    pass
+
+
+def _raising(self):
+    raise _Boom
+
+
+def _execution(cls: type) -> runtime.Execution:
+    return cls(coordkit.RandomScheduler(1), shims=lambda ex: None)
+
+
+def test_a_data_descriptor_of_the_execution_class_wins_over_its_dict():
+    """SCHED-67: where the Execution's class (a subclass, or one changed after the
+    accelerator first read it) defines a name as a data descriptor, the accelerator's point
+    reads the descriptor, as the generic look-up does, not a stale entry of the instance's
+    ``__dict__``."""
+
+    class Plain(runtime.Execution):
+        pass
+
+    ex = _execution(Plain)
+    assert runtime.ACCELERATED.stay(ex, "line", "", False) is False  # (no thread: not taken)
+    Plain.killing = property(_raising, lambda self, value: None)  # the class changes
+    ex.__dict__["killing"] = False
+    with pytest.raises(_Boom):
+        runtime.ACCELERATED.stay(ex, "line", "", False)
+
+    class Odd(runtime.Execution):
+        killing = property(_raising, lambda self, value: None)
+
+    odd = _execution(Odd)
+    odd.__dict__["killing"] = False
+    with pytest.raises(_Boom):
+        runtime.ACCELERATED.stay(odd, "line", "", False)
+
+
+def _counter() -> None:
+    box = [0]
+    lock = threading.Lock()
+
+    def bump() -> None:
+        for _ in range(2):
+            with lock:
+                value = box[0]
+                box[0] = value + 1
+
+    threads = [threading.Thread(target=bump) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert box[0] == 6, box[0]
+
+
+@pytest.mark.skipif(getattr(runtime.ACCELERATED, "settrace", None) is None,
+                    reason="the C global trace function is 3.11's")
+def test_a_call_of_the_users_code_is_decided_in_c_once_its_offsets_are_known(monkeypatch):
+    """SCHED-67: the global trace function is asked about a user function's call only until
+    the runs' tracer mode knows the function's offsets; the C trace function decides the rest,
+    and the frames it traces make the same points: every run is the one made when Python
+    decides every call."""
+    asked: list[str] = []
+    decide = tracing._global_trace
+
+    def counting(frame, event, arg):
+        asked.append(frame.f_code.co_name)
+        return decide(frame, event, arg)
+
+    runs: list[object] = []
+    run = runtime.Execution.run
+
+    def logged(self, fn):
+        run(self, fn)
+        runs.append((self.choices, self.steps))
+        return self
+
+    def explore(granularity: str = "line") -> list[tuple[object, int]]:
+        runs.clear()
+        coordkit.explore(_counter, granularity=granularity, max_schedules=30, seed=3,
+                         races="ignore")
+        return list(runs)
+
+    monkeypatch.setattr(runtime.Execution, "run", logged)
+    monkeypatch.setattr(tracing, "_global_trace", counting)
+    fast = explore()
+    called = asked.count("bump")
+    accelerated = tracing.ACCELERATED
+    accelerated.configure_calls({}, tracing.USER, tracing._instruction,
+                                tracing.greenlet.getcurrent, tracing.TaskGreenlet)
+    try:  # (no code is known to be the user's: Python decides every call)
+        slow = explore()
+    finally:
+        accelerated.configure_calls(tracing._traced_cache, tracing.USER, tracing._instruction,
+                                    tracing.greenlet.getcurrent, tracing.TaskGreenlet)
+    assert called <= 1, called
+    assert asked.count("bump") - called >= 3 * len(slow) > 0  # (each thread's call, each run)
+    assert len(fast) == 30 and fast == slow
+    # (the frames the C trace function traced made their line points)
+    assert min(steps for _choices, steps in fast) > max(steps for _c, steps in explore("sync"))
