@@ -12,6 +12,14 @@ class is visited, so the count is exact up to that labelling.
     python benchmarks/dpor_rf.py 2 2 1 --equivalence lock-aware
     python benchmarks/dpor_rf.py 2 2 2 --equivalence lock-aware --max-runs 2000 \\
         --ignore Lock#,RLock#,Condition#
+    python benchmarks/dpor_rf.py 2 1 2 --equivalence lock-aware --ignore Lock#,RLock#,Condition# \\
+        --drop-failed-checks --memory-only
+
+``--drop-failed-checks`` also leaves out each thread's failed checks: the steps from its
+last memory write (or its last park) up to a step that parks on a Condition, none of
+which wrote memory (a while-loop wait that read its predicate false and waited again).
+The count then bounds the classes of an equivalence with an await rule, where only the
+check that ends a loop counts.
 """
 
 from __future__ import annotations
@@ -31,17 +39,38 @@ from tests.sched import programs  # noqa: E402
 from tests.sched.dpor_oracle import outcomes, report  # noqa: E402
 
 
-def signature(steps: Any, ignored: tuple[str, ...]) -> tuple[frozenset, frozenset]:
-    """A run's reads-from and per-object write order, without the ``ignored`` objects."""
+def failed_checks(steps: Any) -> set[int]:
+    """The indices of the steps of failed checks (see ``--drop-failed-checks``)."""
+    dropped: set[int] = set()
+    since: dict[int, list[int]] = {}  # thread -> its steps since its last write or park
+    for k, step in enumerate(steps):
+        footprint = step.footprint or ()
+        if any(e.access == WRITE and e.obj.startswith("mem") for e in footprint):
+            since[step.thread] = []
+        elif step.point.obj.startswith("Condition#") and any(e.op == "park" for e in footprint):
+            dropped.update(since.pop(step.thread, ()))
+            dropped.add(k)
+        else:
+            since.setdefault(step.thread, []).append(k)
+    return dropped
+
+
+def signature(steps: Any, ignored: tuple[str, ...], drop_failed_checks: bool = False,
+              memory_only: bool = False) -> tuple[frozenset, frozenset]:
+    """A run's reads-from and per-object write order, without the ``ignored`` objects (and
+    without its failed checks' steps; of memory only)."""
     last: dict[str, tuple[int, int]] = {}
     count: dict[int, int] = {}
     rf: list = []
     co: dict[str, list] = {}
-    for step in steps:
+    dropped = failed_checks(steps) if drop_failed_checks else set()
+    for k, step in enumerate(steps):
+        if k in dropped:
+            continue
         t = step.thread
         k = count[t] = count.get(t, -1) + 1
         for e in step.footprint or ():
-            if e.obj.startswith(ignored):
+            if e.obj.startswith(ignored) or (memory_only and not e.obj.startswith("mem")):
                 continue
             if e.access == WRITE:
                 last[e.obj] = (t, k)
@@ -58,6 +87,10 @@ def main() -> None:
     parser.add_argument("--max-runs", type=int, default=100_000)
     parser.add_argument("--ignore", default="Lock#,RLock#",
                         help="comma-separated object prefixes left out of the signature")
+    parser.add_argument("--memory-only", action="store_true",
+                        help="only memory objects in the signature (no thread, lock or wake-up)")
+    parser.add_argument("--drop-failed-checks", action="store_true",
+                        help="leave out the steps of while-loop waits' failed checks")
     args = parser.parse_args()
     ignored = tuple(args.ignore.split(","))
     rf_only: set = set()
@@ -66,7 +99,8 @@ def main() -> None:
     class Signed(DFSScheduler):
         def end(self, run: Any) -> None:
             if not getattr(run, "pruned", False):
-                rf, co = signature(getattr(run, "footprints", None) or self._history, ignored)
+                rf, co = signature(getattr(run, "footprints", None) or self._history, ignored,
+                                   args.drop_failed_checks, args.memory_only)
                 rf_only.add(rf)
                 rf_co.add((rf, co))
             super().end(run)
@@ -82,7 +116,9 @@ def main() -> None:
         done = "NOT exhausted"
     print(f"{p}P/{c}C/{items} {args.equivalence} ({done}): {scheduler.schedules:,} schedules, "
           f"{scheduler.classes:,} classes, rf signatures {len(rf_only):,}, rf+co signatures "
-          f"{len(rf_co):,} (ignoring {args.ignore}), {time.process_time() - start:.1f} s CPU")
+          f"{len(rf_co):,} (ignoring {args.ignore}"
+          f"{', failed checks' if args.drop_failed_checks else ''}"
+          f"{', all but memory' if args.memory_only else ''}), {time.process_time() - start:.1f} s CPU")
 
 
 if __name__ == "__main__":
