@@ -47,6 +47,7 @@ from coordkit.engine.accesses import (
     _user_code_cache,
     access_sites,
     call_locations,
+    carries_nothing,
     carry,
     is_user_code,
     locations,
@@ -401,8 +402,8 @@ class Tracer:
             stores = shared_stores(code) if self.lines else {}
             known = self._counted.put(code, frozenset(
                 offset for offset, site in access_sites(code).items()
-                if self.accesses and site.kind not in CARRIES and offset not in stores
-                and site.site_key not in self.racing))
+                if self.accesses and offset not in stores and site.site_key not in self.racing
+                and carries_nothing(site, code)))
         return known
 
     @property
@@ -528,8 +529,14 @@ if sys.version_info >= (3, 12):
         if (_traced_cache.get(id(code)) == LIBRARY and offset in access_sites(code)
                 and not _program_frames.get(id(frame), False)):
             return None  # (another frame of this code may be the program's: RACE-12)
+        tracer, recorder = ex.tracer, ex.recorder
         try:
-            if not ex.tracer.instruction(ex, code, offset, frame):
+            if (recorder is not None and recorder.names_again is not None and ex.races is None
+                    and tracer.unseen is None and offset in tracer.counted(code)
+                    and recorder.accesses + 1 not in recorder.names_again):
+                recorder.accesses += 1  # all ``_access`` does there (see Tracer.counted)
+                return None
+            if not tracer.instruction(ex, code, offset, frame):
                 return sys.monitoring.DISABLE
         except RecursionError:  # (no room: nothing called here, see Tracer.unseen)
             task = ex.current
