@@ -88,12 +88,14 @@ def without_call_accesses() -> Iterator[None]:
         del accesses._FUNCTIONS[key]
     accesses._site_of, accesses._guess = no_truth, lambda fn, bound, pos, kw: []
     accesses._sites_cache.clear()
+    tracing._by_mode.clear()  # (the offsets the tracer derives from the sites)
     try:
         yield
     finally:
         accesses._FUNCTIONS.update(added)
         accesses._site_of, accesses._guess = site_of, guess
         accesses._sites_cache.clear()
+        tracing._by_mode.clear()
 
 
 @contextlib.contextmanager

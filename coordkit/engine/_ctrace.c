@@ -8,7 +8,8 @@
  *   None)` decides for the others, and a Local it answers becomes the frame's f_trace.  A
  *   Local calls `point("line")` at its frame's line events (the frame's f_trace_lines says
  *   whether there are any), and `instruction(ex, tracer, frame)` at an opcode event only at
- *   the offsets given (a bitmap), not at every instruction.
+ *   the offsets given (a bitmap), not at every instruction; at the `counted` ones, where a
+ *   step the search repeats only counts the access (SCHED-85), it counts it in C.
  * - stay(ex, kind, obj, callback): Execution._reach where the running thread goes on (one
  *   runnable thread, a replayed 0, the scheduler's stays() drawing "go on"), or nothing
  *   done (False) for _reach to do it all.  A Local's line events take it first (3.11).
@@ -615,11 +616,14 @@ typedef struct {
     PyObject *instruction;  /* callable(ex, tracer, frame) or None */
     PyObject *ex;
     PyObject *tracer;
-    unsigned char *bits;    /* offset / 2 -> acts there */
+    unsigned char *bits;    /* offset / 2 -> acts there (ACTS), may only count (COUNTS) */
     Py_ssize_t nbits;
 } Local;
 
+enum { ACTS = 1, COUNTS = 2 };
+
 static PyObject *LINE_KIND;  /* "line" */
+static PyObject *S_unseen, *S_names_again, *S_accesses;
 
 static void
 Local_dealloc(Local *self)
@@ -632,9 +636,79 @@ Local_dealloc(Local *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* Mark the offsets (among the acting ones) where the instruction may only count an access. */
+static int
+mark_counted(Local *self, PyObject *counted)
+{
+    PyObject *it = PyObject_GetIter(counted), *item;
+    if (it == NULL)
+        return -1;
+    while ((item = PyIter_Next(it)) != NULL) {
+        Py_ssize_t off = PyLong_AsSsize_t(item);
+        Py_DECREF(item);
+        if (off >= 0 && off / 2 < self->nbits && self->bits[off / 2])
+            self->bits[off / 2] = ACTS | COUNTS;
+        else if (off == -1 && PyErr_Occurred())
+            break;
+    }
+    Py_DECREF(it);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* tracing._access at an offset that may only count, done here when it does only that: in a
+ * step the search repeats (the recorder's names_again), without race detection, an access
+ * that labelled no memory where it was recorded and leaves nothing for a later instruction
+ * (SCHED-85) is counted and nothing else.  1: done; 0: not so (Python does it all); -1. */
+static int
+count_only(Local *self)
+{
+    PyObject *v = PyObject_GetAttr(self->tracer, S_unseen);
+    if (v == NULL)
+        return -1;
+    int unseen = v != Py_None;
+    Py_DECREF(v);
+    if (unseen)
+        return 0;
+    PyObject *races = PyObject_GetAttr(self->ex, S_races);
+    if (races == NULL)
+        return -1;
+    Py_DECREF(races);
+    if (races != Py_None)
+        return 0;
+    PyObject *rec = PyObject_GetAttr(self->ex, S_recorder);
+    if (rec == NULL)
+        return -1;
+    int done = 0;
+    PyObject *again = NULL, *n = NULL;
+    if (rec == Py_None)
+        goto out;
+    if ((again = PyObject_GetAttr(rec, S_names_again)) == NULL) {
+        done = -1;
+        goto out;
+    }
+    if (again == Py_None)
+        goto out;
+    long count;
+    if (get_long(rec, S_accesses, &count) < 0 || (n = PyLong_FromLong(count + 1)) == NULL) {
+        done = -1;
+        goto out;
+    }
+    int named = PySequence_Contains(again, n);
+    if (named != 0)
+        done = named < 0 ? -1 : 0;
+    else
+        done = PyObject_SetAttr(rec, S_accesses, n) < 0 ? -1 : 1;
+out:
+    Py_XDECREF(n);
+    Py_XDECREF(again);
+    Py_DECREF(rec);
+    return done;
+}
+
+/* `counted` (NULL: none) marks the offsets where the instruction may only count. */
 static PyObject *
 local_make(PyTypeObject *type, PyObject *point, PyObject *instruction, PyObject *ex,
-           PyObject *tracer, PyObject *offsets)
+           PyObject *tracer, PyObject *offsets, PyObject *counted)
 {
     Local *self = (Local *)type->tp_alloc(type, 0);
     if (self == NULL)
@@ -673,11 +747,13 @@ local_make(PyTypeObject *type, PyObject *point, PyObject *instruction, PyObject 
     if (it == NULL)
         goto fail;
     while ((item = PyIter_Next(it)) != NULL) {
-        self->bits[PyLong_AsSsize_t(item) / 2] = 1;
+        self->bits[PyLong_AsSsize_t(item) / 2] = ACTS;
         Py_DECREF(item);
     }
     Py_DECREF(it);
     if (PyErr_Occurred())
+        goto fail;
+    if (counted != NULL && mark_counted(self, counted) < 0)
         goto fail;
     return (PyObject *)self;
 fail:
@@ -688,10 +764,11 @@ fail:
 static PyObject *
 Local_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    PyObject *point, *instruction, *ex, *tracer, *offsets;
-    if (!PyArg_ParseTuple(args, "OOOOO", &point, &instruction, &ex, &tracer, &offsets))
+    PyObject *point, *instruction, *ex, *tracer, *offsets, *counted = NULL;
+    if (!PyArg_ParseTuple(args, "OOOOO|O", &point, &instruction, &ex, &tracer, &offsets,
+                          &counted))
         return NULL;
-    return local_make(type, point, instruction, ex, tracer, offsets);
+    return local_make(type, point, instruction, ex, tracer, offsets, counted);
 }
 
 static int Local_event(Local *self, PyFrameObject *frame, int what);
@@ -740,6 +817,11 @@ Local_event(Local *self, PyFrameObject *frame, int what)
         if (lasti < 0 || lasti / 2 >= self->nbits || !self->bits[lasti / 2]
                 || self->instruction == Py_None)
             return 0;
+        if (self->bits[lasti / 2] & COUNTS) {
+            int counted = count_only(self);
+            if (counted)
+                return counted < 0 ? -1 : 0;
+        }
         PyObject *args[3] = {self->ex, self->tracer, (PyObject *)frame};
         r = PyObject_Vectorcall(self->instruction, args, 3, NULL);
     }
@@ -813,7 +895,7 @@ static PyObject *CALL_EVENT;  /* "call" */
  * decides it.  configure_calls(traced, USER, instruction, getcurrent, TaskGreenlet) first. */
 static PyObject *TRACED = NULL, *USER_KIND = NULL, *INSTRUCTION = NULL, *CALL_GETCURRENT = NULL,
     *CALL_TASK_GREENLET = NULL;
-static PyObject *S_offsets_cache, *S_f_trace_opcodes;
+static PyObject *S_offsets_cache, *S_counted_cache, *S_f_trace_opcodes;
 
 static PyObject *
 configure_calls(PyObject *self, PyObject *args)
@@ -844,6 +926,7 @@ user_call(PyFrameObject *frame, PyObject *code)
         return NULL;
     }
     PyObject *ex = NULL, *tracer = NULL, *cache = NULL, *offsets = NULL, *result = NULL;
+    PyObject *counts = NULL, *counted = NULL;
     Attrs a = {NULL, NULL};
     PyObject *kind = PyDict_GetItemWithError(TRACED, key);  /* (borrowed) */
     if (kind != USER_KIND)
@@ -866,6 +949,16 @@ user_call(PyFrameObject *frame, PyObject *code)
         goto done;
     }
     Py_INCREF(offsets);  /* (a look-up below may run Python code) */
+    /* Where it only counts (tracing.Tracer.counted), known once `call` has made a Local
+     * of the code in this mode. */
+    if ((counts = PyObject_GetAttr(tracer, S_counted_cache)) == NULL || !PyDict_Check(counts))
+        goto done;
+    counted = PyDict_GetItemWithError(counts, key);
+    if (counted == NULL || !PyFrozenSet_CheckExact(counted)) {
+        counted = NULL;
+        goto done;
+    }
+    Py_INCREF(counted);
     int lines = is_true(tracer, S_lines);
     if (lines < 0)
         goto done;
@@ -880,7 +973,7 @@ user_call(PyFrameObject *frame, PyObject *code)
     }
     PyObject *point = get(&a, S_callback_point);
     if (point != NULL) {
-        result = local_make(&LocalType, point, INSTRUCTION, ex, tracer, offsets);
+        result = local_make(&LocalType, point, INSTRUCTION, ex, tracer, offsets, counted);
         Py_DECREF(point);
     }
 done:
@@ -891,6 +984,8 @@ done:
     Py_XDECREF(tracer);
     Py_XDECREF(cache);
     Py_XDECREF(offsets);
+    Py_XDECREF(counts);
+    Py_XDECREF(counted);
     return result;
 }
 
@@ -1059,9 +1154,14 @@ PyInit__ctrace(void)
     NEVER = PyUnicode_InternFromString("never");
     CALL_EVENT = PyUnicode_InternFromString("call");
     S_offsets_cache = PyUnicode_InternFromString("_offsets");
+    S_counted_cache = PyUnicode_InternFromString("_counted");
     S_f_trace_opcodes = PyUnicode_InternFromString("f_trace_opcodes");
+    S_unseen = PyUnicode_InternFromString("unseen");
+    S_names_again = PyUnicode_InternFromString("names_again");
+    S_accesses = PyUnicode_InternFromString("accesses");
     if (LINE_KIND == NULL || NEVER == NULL || CALL_EVENT == NULL || S_offsets_cache == NULL
-            || S_f_trace_opcodes == NULL)
+            || S_counted_cache == NULL || S_f_trace_opcodes == NULL || S_unseen == NULL
+            || S_names_again == NULL || S_accesses == NULL)
         goto fail;
     if (PyModule_AddObjectRef(m, "Local", (PyObject *)&LocalType) < 0
             || PyModule_AddObjectRef(m, "NEVER", NEVER) < 0)

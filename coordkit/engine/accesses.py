@@ -61,8 +61,8 @@ from typing import Any, NamedTuple
 from coordkit.engine.points import READ, WRITE
 
 __all__ = ["ANY", "CARRIES", "UNNAMED", "CodeCache", "Frame", "Pending", "Site", "access_sites",
-           "call_locations", "carry", "describe", "is_user_code", "locations", "owner_name",
-           "seen_instructions", "site_key"]
+           "call_locations", "carries_nothing", "carry", "describe", "is_user_code", "locations",
+           "owner_name", "seen_instructions", "site_key"]
 
 ANY = "<any>"  # the field of an access to a whole container
 _UNKNOWN = None
@@ -960,6 +960,16 @@ def carry(site: Site, frame: Frame, pending: Pending) -> None:
             _RUNTIME[kind](site._replace(owner=way), frame, pending, None)
         return
     _RUNTIME[kind](site, frame, pending, None)
+
+
+def carries_nothing(site: Site, code: Any) -> bool:
+    """``carry`` leaves nothing in ``pending`` for ``site`` in any frame of ``code``."""
+    kind = site.kind
+    if kind == "global":
+        return site.key is None
+    if kind not in CARRIES:
+        return True
+    return kind == "call" and site.key[2] not in _results_read(code)
 
 
 _results_cache = CodeCache()  # id(code) -> _results_read(code)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from coordkit.engine.points import ANY, PROCEEDING, READ, STOPS, WRITE, Effect, Step, lets_proceed, stutters
@@ -47,6 +48,7 @@ _RUNS = ".run"
 _MISSING = object()
 _NONE: frozenset[int] = frozenset()
 _POP = object()  # an undo entry that takes back an append: (list, _POP, None)
+_obj, _op = attrgetter("obj"), attrgetter("op")
 
 
 class HappensBefore:
@@ -228,7 +230,10 @@ class HappensBefore:
         have waited: a thread not started, an Event cleared), and a step that depends on
         everything.  Less those ordered before ``last_t``, its thread's previous step."""
         steps = self.steps
-        if not any(e.op in PROCEEDING for e in footprint):
+        if PROCEEDING.isdisjoint(map(_op, footprint)) or "resume" in map(_op, step.footprint):
+            # Never a step that resumes a wait: its thread was woken by another step (a
+            # timeout, a notify), so it could run before the candidate, and would not
+            # have waited there (SCHED-32).
             return _NONE, _NONE
         todo = [i for i in candidates if _only_lets_proceed(steps[i], step)]
         if not todo:
@@ -330,10 +335,10 @@ class HappensBefore:
         return out
 
 
-def _set(container: Any, key: Any, value: Any, changes: list[tuple[Any, Any, Any]]) -> None:
+def _set(container: dict[Any, Any], key: Any, value: Any,
+         changes: list[tuple[Any, Any, Any]]) -> None:
     """``container[key] = value``, noting in ``changes`` how to take it back."""
-    before = container[key] if isinstance(container, list) else container.get(key, _MISSING)
-    changes.append((container, key, before))
+    changes.append((container, key, container.get(key, _MISSING)))
     container[key] = value
 
 
@@ -346,8 +351,9 @@ def _holds_begun(step: Step, holds: dict[str, tuple[int, int]],
     begun = []
     t = step.thread
     footprint = step.footprint
-    waits = any(e.op == "park" for e in footprint)  # a Condition.wait lets go entirely
-    if any(e.op == "resume" for e in footprint):
+    ops = set(map(_op, footprint))
+    waits = "park" in ops  # a Condition.wait lets go entirely
+    if "resume" in ops:
         # A resumed wait: its opening effect is the operation it began before it parked,
         # which took nothing; what it did on waking follows ``resume`` (an acquire it
         # retried).  Counted twice, a lock's one hold would look like a re-entry.
@@ -380,12 +386,9 @@ def _only_lets_proceed(earlier: Step, later: Step) -> bool:
     that operation (a read of what ``earlier`` wrote, code whose effects are unknown) it
     could not have done before ``earlier``.  A join of an ended thread is no point of
     its own, so it may be inside a line's step, or follow another join (or a read of the
-    list of threads it joins) in one step.  Never a step that resumes a wait: its thread
-    was woken by another step (a timeout, a notify), so it could run before
-    ``earlier``, and would not have waited there (SCHED-32)."""
-    if any(e.op == "resume" for e in later.footprint):
-        return False
-    objs = {x.obj for x in earlier.footprint}
+    list of threads it joins) in one step.  (``later`` resumes no wait: the caller
+    checks, SCHED-32.)"""
+    objs = set(map(_obj, earlier.footprint))
     if ANY in objs:
         return False
     footprint = later.footprint
@@ -458,17 +461,20 @@ def _index(footprint: list[Effect], j: int, writer: dict[str, int],
     writer it replaced is in ``changes``)."""
     written = {e.obj for e in footprint if e.access == WRITE}
     for e in footprint:
-        if e.obj in written or e.op == STOPS:
+        obj = e.obj
+        if obj in written or e.op == STOPS:
             continue
-        seen = readers.get(e.obj)
+        seen = readers.get(obj)
         if seen is None:
-            seen = []
-            _set(readers, e.obj, seen, changes)
+            seen = readers[obj] = []
+            changes.append((readers, obj, _MISSING))
         seen.append(j)
         changes.append((seen, _POP, None))
-    for obj in written:
-        _set(writer, obj, j, changes)
-        _set(readers, obj, [], changes)  # the list it replaces is left as it was
+    for obj in written:  # (as _set does)
+        changes.append((writer, obj, writer.get(obj, _MISSING)))
+        writer[obj] = j
+        changes.append((readers, obj, readers.get(obj, _MISSING)))
+        readers[obj] = []  # the list it replaces is left as it was
 
 
 _LOCKS = ("Lock#", "RLock#")

@@ -47,6 +47,7 @@ from coordkit.engine.accesses import (
     _user_code_cache,
     access_sites,
     call_locations,
+    carries_nothing,
     carry,
     is_user_code,
     locations,
@@ -340,24 +341,33 @@ def _sync_name(obj: Any) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
-# (lines, accesses) -> id(code) -> where a tracer of that mode without racing sites acts.
-_OFFSETS: dict[tuple[bool, bool], CodeCache] = {}
+_by_mode: dict[tuple[bool, bool, frozenset[int]], tuple[CodeCache, CodeCache]] = {}
+
+
+def _caches(lines: bool, accesses: bool, racing: frozenset[int]) -> tuple[CodeCache, CodeCache]:
+    """The offsets a tracer of this mode acts at and counts at, per code object: shared by
+    the runs of a search (each has a tracer of its own), a few modes kept."""
+    mode = (lines, accesses, racing)
+    known = _by_mode.get(mode)
+    if known is None:
+        if len(_by_mode) >= 8:
+            _by_mode.clear()
+        known = _by_mode[mode] = (CodeCache(), CodeCache())
+    return known
 
 
 class Tracer:
     """What one run traces (see the module's docstring)."""
 
-    __slots__ = ("_offsets", "accesses", "checked", "lines", "pending", "racing", "unseen")
+    __slots__ = ("_counted", "_offsets", "accesses", "checked", "lines", "pending", "racing",
+                 "unseen")
 
     def __init__(self, *, lines: bool = False, accesses: bool = False,
                  racing: frozenset[int] = frozenset()) -> None:
         self.lines = lines
         self.accesses = accesses
         self.racing = racing if SWITCHES else frozenset()
-        # (Where a tracer acts depends on its mode alone: tracers without racing sites, one
-        # per run, share what they worked out.)
-        self._offsets = (_OFFSETS.setdefault((lines, accesses), CodeCache())
-                         if not self.racing else CodeCache())
+        self._offsets, self._counted = _caches(lines, accesses, self.racing)
         self.checked: set[int] = set()  # sites checked for escapes (see _escape)
         self.pending = Pending()  # what one instruction leaves for a later one
         # A step whose instruction the tracer could not look at (the user's code was at
@@ -381,6 +391,19 @@ class Tracer:
             elif self.racing:
                 found.update(o for o, s in sites.items() if s.site_key in self.racing)
             known = self._offsets.put(code, frozenset(found))
+        return known
+
+    def counted(self, code: Any) -> frozenset[int]:
+        """The offsets of ``code`` where the instruction only counts an access in a step
+        the search repeats (no point there, a site that leaves nothing for a later
+        instruction: ``_access``), for the accelerator to do so without a Python call."""
+        known: frozenset[int] | None = self._counted.get(id(code))
+        if known is None:
+            stores = shared_stores(code) if self.lines else {}
+            known = self._counted.put(code, frozenset(
+                offset for offset, site in access_sites(code).items()
+                if self.accesses and offset not in stores and site.site_key not in self.racing
+                and carries_nothing(site, code)))
         return known
 
     @property
@@ -506,8 +529,14 @@ if sys.version_info >= (3, 12):
         if (_traced_cache.get(id(code)) == LIBRARY and offset in access_sites(code)
                 and not _program_frames.get(id(frame), False)):
             return None  # (another frame of this code may be the program's: RACE-12)
+        tracer, recorder = ex.tracer, ex.recorder
         try:
-            if not ex.tracer.instruction(ex, code, offset, frame):
+            if (recorder is not None and recorder.names_again is not None and ex.races is None
+                    and tracer.unseen is None and offset in tracer.counted(code)
+                    and recorder.accesses + 1 not in recorder.names_again):
+                recorder.accesses += 1  # all ``_access`` does there (see Tracer.counted)
+                return None
+            if not tracer.instruction(ex, code, offset, frame):
                 return sys.monitoring.DISABLE
         except RecursionError:  # (no room: nothing called here, see Tracer.unseen)
             task = ex.current
@@ -599,7 +628,7 @@ else:
         global _holders
         _holders -= 1
 
-    def _local_trace(ex: Execution, tracer: Tracer, offsets: frozenset[int]) -> Any:
+    def _local_trace(ex: Execution, tracer: Tracer, offsets: frozenset[int], _code: Any = None) -> Any:
         """The trace function of one frame: every opcode event comes here, so it does as
         little as it can where the tracer has nothing to do."""
 
@@ -639,7 +668,7 @@ else:
             frame.f_trace_opcodes = True
         elif not lines:
             return None
-        return _local(ex, tracer, offsets)
+        return _local(ex, tracer, offsets, frame.f_code)
 
     def _instruction(ex: Execution, tracer: Tracer, frame: Any) -> None:
         """The accelerator's opcode event at an offset the tracer acts at."""
@@ -649,9 +678,10 @@ else:
             task = ex.current
             tracer.unseen = None if task is None else task.step
 
-    def _accelerated_local(ex: Execution, tracer: Tracer, offsets: frozenset[int]) -> Any:
+    def _accelerated_local(ex: Execution, tracer: Tracer, offsets: frozenset[int], code: Any) -> Any:
         """What ``_local_trace`` does, in C: the accelerator sets it as the frame's trace."""
-        return ACCELERATED.Local(ex.callback_point, _instruction, ex, tracer, offsets)
+        return ACCELERATED.Local(ex.callback_point, _instruction, ex, tracer, offsets,
+                                 tracer.counted(code))
 
     # The accelerator's C global trace function calls _global_trace at a call event: it
     # never asks again about a code object answered NEVER, and sets the Local it gets; the

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from coordkit.engine import accesses
+from coordkit.engine import accesses, tracing
 from coordkit.engine.accesses import access_sites, seen_instructions
 from coordkit.engine.points import ANY, WRITE, Effect
 from coordkit.engine.run import RunOptions, Session
@@ -138,10 +138,13 @@ def test_an_instruction_the_analysis_does_not_know_depends_on_everything(monkeyp
         t.join()
 
     def effects():
+        # (The sites, and the offsets the tracer derives from them, are cached per code.)
         accesses._sites_cache.pop(id(code), None)
+        tracing._by_mode.clear()
         with Session(RunOptions(granularity="line"), quiet=True) as session:
             run = session.run(program, ReplayScheduler([], strict=False), footprints=True)
         accesses._sites_cache.pop(id(code), None)
+        tracing._by_mode.clear()
         return [e for s in run.footprints if s.thread == 1 for e in s.footprint]
 
     opaque = Effect(ANY, WRITE, "BUILD_TUPLE")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 
 from coordkit.engine import tracing
+from coordkit.engine.run import RunOptions, Session
 from coordkit.engine.runtime import current_execution
-from tests.sched.dpor_oracle import compare, report
+from tests.sched.dpor_oracle import KeptDPOR, compare, outcomes, report
 
 
 def made_in_one_step_read_in_another() -> None:
@@ -57,6 +59,40 @@ def test_a_repeated_step_names_only_the_accesses_that_first_labelled(monkeypatch
 
     monkeypatch.setattr(tracing, "_access", access)
     monkeypatch.setattr(tracing, "locations", locations)
+    # Every access through ``_access``: none only counted where it happens (in C, or in
+    # 3.12+'s instruction callback), which would leave it out of "repeated".
+    monkeypatch.setattr(tracing.Tracer, "counted", lambda self, code: frozenset())
     reduced, full, _, _ = compare(made_in_one_step_read_in_another, reuse=True)
     assert reduced == full and len(full) > 1
     assert 0 < counts["named"] < counts["repeated"] / 4, counts
+
+
+def test_an_access_only_counted_leaves_the_search_as_it_was(monkeypatch):
+    """SCHED-85: where a repeated step's access only counts (``Tracer.counted``: the C
+    tracer on 3.11, the instruction callback on 3.12+), it is counted without a call of
+    ``_access``, and the search records the same steps, footprints and choices as when
+    every access goes through ``_access``."""
+    calls = {"n": 0}
+    real_access = tracing._access
+
+    def access(ex, site, frame):
+        calls["n"] += 1
+        real_access(ex, site, frame)
+
+    def recorded():
+        calls["n"] = 0
+        # (What a mode's tracers worked out is shared, the C tracer's calls read it: a
+        # search of its own each.)
+        tracing._by_mode.clear()
+        kept = KeptDPOR(max_preemptions=None)
+        with Session(RunOptions(granularity="sync", max_steps=2_000), quiet=True) as session:
+            outcomes(made_in_one_step_read_in_another, kept, max_runs=10_000, session=session)
+        return kept.recorded, calls["n"]
+
+    monkeypatch.setattr(tracing, "_access", access)
+    fast, fast_calls = recorded()
+    monkeypatch.setattr(tracing.Tracer, "counted", lambda self, code: frozenset())
+    slow, slow_calls = recorded()
+    assert fast == slow and len(fast) > 1
+    if getattr(tracing, "_SETTRACE", None) is not None or sys.version_info >= (3, 12):
+        assert fast_calls < slow_calls, (fast_calls, slow_calls)
