@@ -46,7 +46,9 @@ def client():
 def test_a_cluster_gives_the_sequential_result(client, program, strategy, seed):
     """PAR-10: the failure index, trace, schedules run, races and warnings of the run
     without workers, from the cluster's two worker processes."""
-    kwargs = {"strategy": strategy, "seed": seed, "max_schedules": 70}
+    # Unshrunk: shrinking is bounded in time and picks its proof by measured speed
+    # (SCHED-77, SCHED-93), so the shrunk trace may depend on the machine's load.
+    kwargs = {"strategy": strategy, "seed": seed, "max_schedules": 70, "shrink": False}
     alone = coordkit.explore(program, **kwargs)
     assert _signature(coordkit.explore(program, cluster=client, **kwargs)) == _signature(alone)
 

@@ -41,7 +41,9 @@ def _signature(result: coordkit.ExploreResult) -> tuple:
 ])
 def test_workers_give_the_sequential_result(program, strategy, seed):
     """PAR-2, PAR-3: same failure index, trace, schedules run and races, with 2 workers."""
-    kwargs = {"strategy": strategy, "seed": seed, "max_schedules": 150}
+    # Unshrunk: shrinking is bounded in time and picks its proof by measured speed
+    # (SCHED-77, SCHED-93), so the shrunk trace may depend on the machine's load.
+    kwargs = {"strategy": strategy, "seed": seed, "max_schedules": 150, "shrink": False}
     alone = coordkit.explore(program, **kwargs)
     assert _signature(coordkit.explore(program, workers=2, **kwargs)) == _signature(alone)
     assert _signature(coordkit.explore(program, workers=1, **kwargs)) == _signature(alone)
