@@ -29,6 +29,7 @@ cancels; unlike CPU time it does not move with the machine's load.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -223,16 +224,19 @@ def count(case: int, kind: str, n: int) -> None:
 
 def instructions(case: int, kind: str, n: int) -> float | None:
     """Instructions per run (callgrind): ``n`` runs minus ``n // 10``, over the difference
-    in runs; None without valgrind."""
+    in runs; None without valgrind.  Both children hash strings alike (PYTHONHASHSEED=0):
+    with random seeds the two counts differ by one-off work (dict layouts, a collection of
+    the import-time heap) and the figure swings by +-0.2 M per run."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         return None
     totals = []
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
     for runs in (n, n // 10):
         out = subprocess.run(
             [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
              __file__, "--count", str(case), kind, str(runs)],
-            capture_output=True, text=True, check=True).stderr
+            capture_output=True, text=True, check=True, env=env).stderr
         totals.append(int(re.search(r"Collected : (\d+)", out).group(1)))
     return (totals[0] - totals[1]) / (n - n // 10)
 

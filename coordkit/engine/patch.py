@@ -72,23 +72,35 @@ def _thread_start(self: threading.Thread) -> None:
         return
     if not self._initialized:  # type: ignore[attr-defined]
         raise RuntimeError("thread.__init__() not called")
-    free_on_call = "_ck_task" not in self.__dict__ and _not_started(self)
-    ex.point("start", f"T{len(ex.tasks)}")  # the thread about to be made
-    # Whether it was started is read at the point, in the start's step: another thread
-    # may start it while this one stands there, and a thread runs once (SCHED-48).
-    task = self.__dict__.get("_ck_task")
-    if task is not None or not _not_started(self):
-        if task is not None:
-            ex.observed(task.label, "is_alive")
-        raise RuntimeError(_started_once(self) if free_on_call else "threads can only be started once")
-    task = ex.spawn(self._ck_run, self.name, self.daemon, thread=self)
-    self._ck_task = task  # type: ignore[attr-defined]
-    self._ck_starter = ex.current.label if ex.current is not None else None  # type: ignore[attr-defined]
-    # What Thread._bootstrap_inner sets before run(): identity, and "started" (so that a
-    # started thread cannot be made a daemon, and its repr says so).  No other thread
-    # runs between the start's point and here: each sees all of it or none.
-    self._ident = self._native_id = _CONTROLLED_IDENT_BASE + task.tid  # type: ignore[attr-defined]
-    _mark_started(self)
+    tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
+    try:
+        free_on_call = "_ck_task" not in self.__dict__ and _not_started(self)
+        ex.point("start", f"T{len(ex.tasks)}")  # the thread about to be made
+        # Whether it was started is read at the point, in the start's step: another thread
+        # may start it while this one stands there, and a thread runs once (SCHED-48).
+        task = self.__dict__.get("_ck_task")
+        if task is not None or not _not_started(self):
+            if task is not None:
+                ex.observed(task.label, "is_alive")
+            raise RuntimeError(_started_once(self) if free_on_call else "threads can only be started once")
+    finally:
+        if tstate is not None:
+            ex.traced_again(tstate)
+    # Traced: threading's properties (or a subclass's) may be the program's code.
+    name, daemon = self.name, self.daemon
+    tstate = None if ex._tstate is None else ex.untraced()
+    try:
+        task = ex.spawn(self._ck_run, name, daemon, thread=self)
+        self._ck_task = task  # type: ignore[attr-defined]
+        self._ck_starter = ex.current.label if ex.current is not None else None  # type: ignore[attr-defined]
+        # What Thread._bootstrap_inner sets before run(): identity, and "started" (so that a
+        # started thread cannot be made a daemon, and its repr says so).  No other thread
+        # runs between the start's point and here: each sees all of it or none.
+        self._ident = self._native_id = _CONTROLLED_IDENT_BASE + task.tid  # type: ignore[attr-defined]
+        _mark_started(self)
+    finally:
+        if tstate is not None:
+            ex.traced_again(tstate)
 
 
 def _started_once(thread: threading.Thread) -> str:

@@ -371,7 +371,12 @@ class Execution:
         except BaseException as exc:  # a thread died: the program's failure, not ours
             self._thread_died(task, exc)
         finally:
-            self._thread_ended(task)
+            tstate = None if self._tstate is None else self.untraced()  # SCHED-88
+            try:
+                self._thread_ended(task)
+            finally:
+                if tstate is not None:
+                    self.traced_again(tstate)
         # Returning hands control back to the driver, which picks the next thread.
 
     def _thread_died(self, task: Task, exc: BaseException) -> None:

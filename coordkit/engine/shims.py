@@ -381,15 +381,20 @@ class Condition:
         _guard(ex, self)
         if not self._is_owned():
             raise RuntimeError("cannot wait on un-acquired lock")
-        ex.point("wait", self._ck_label)
-        deadline = ex.clock.deadline(timeout)  # refuses a bad timeout before the lock is let go
-        state = self._release_save()
+        tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
         try:
+            ex.point("wait", self._ck_label)
+            deadline = ex.clock.deadline(timeout)  # refuses a bad timeout before the lock is let go
+            state = self._release_save()
+            try:
                 return ex.returned(self._waiters.park(ex, f"{self._ck_label}.wait", deadline),
-                               timeout=timeout)
+                                   timeout=timeout)
+            finally:
+                if not ex.killing:
+                    self._acquire_restore(state)
         finally:
-            if not ex.killing:
-                self._acquire_restore(state)
+            if tstate is not None:
+                ex.traced_again(tstate)
 
     def wait_for(self, predicate: Callable[[], Any], timeout: float | None = None) -> Any:
         endtime = None
@@ -412,13 +417,18 @@ class Condition:
         _guard(ex, self)
         if not self._is_owned():
             raise RuntimeError("cannot notify on un-acquired lock")
-        ex.point("notify", self._ck_label)
-        woke = bool(self._waiters)
-        if woke:
-            if n < len(self._waiters):  # it picks some waiters: it reads their order (SCHED-81)
-                ex.observed(self._ck_label, "choose")
-            self._waiters.unpark(ex, n)
-        ex.after("after-notify", self, woke=woke)
+        tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
+        try:
+            ex.point("notify", self._ck_label)
+            woke = bool(self._waiters)
+            if woke:
+                if n < len(self._waiters):  # it picks some waiters: it reads their order (SCHED-81)
+                    ex.observed(self._ck_label, "choose")
+                self._waiters.unpark(ex, n)
+            ex.after("after-notify", self, woke=woke)
+        finally:
+            if tstate is not None:
+                ex.traced_again(tstate)
 
     def notify_all(self) -> None:
         self.notify(len(self._waiters))
@@ -458,15 +468,20 @@ class Event:
     def set(self) -> None:
         ex = self._ex
         _guard(ex, self)
-        ex.point("set", self._ck_label)
-        if self._flag:
-            ex.changed_nothing(self, "set")
-            return
-        self._flag = True
-        woke = bool(self._waiters)
-        if woke:
-            self._waiters.unpark_all(ex)
-        ex.after("after-set", self, woke=woke)
+        tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
+        try:
+            ex.point("set", self._ck_label)
+            if self._flag:
+                ex.changed_nothing(self, "set")
+                return
+            self._flag = True
+            woke = bool(self._waiters)
+            if woke:
+                self._waiters.unpark_all(ex)
+            ex.after("after-set", self, woke=woke)
+        finally:
+            if tstate is not None:
+                ex.traced_again(tstate)
 
     def clear(self) -> None:
         _guard(self._ex, self)
@@ -480,14 +495,19 @@ class Event:
         ``clear()`` ran before it resumed (gh-57711), as the stdlib's does."""
         ex = self._ex
         _guard(ex, self)
-        ex.point("wait", self._ck_label)
-        if timeout is not None:
-            ex.effect(self, "try")  # it may give up: a set does more than let it go on
-        if self._flag:
-            ex.changed_nothing(self, "wait")
-            return ex.returned(True)
-        deadline = ex.clock.deadline(timeout)
-        return ex.returned(self._waiters.park(ex, f"{self._ck_label}.wait", deadline), timeout=timeout)
+        tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
+        try:
+            ex.point("wait", self._ck_label)
+            if timeout is not None:
+                ex.effect(self, "try")  # it may give up: a set does more than let it go on
+            if self._flag:
+                ex.changed_nothing(self, "wait")
+                return ex.returned(True)
+            deadline = ex.clock.deadline(timeout)
+            return ex.returned(self._waiters.park(ex, f"{self._ck_label}.wait", deadline), timeout=timeout)
+        finally:
+            if tstate is not None:
+                ex.traced_again(tstate)
 
 
 class Semaphore:
@@ -515,17 +535,22 @@ class Semaphore:
         if not blocking and timeout is not None:
             raise ValueError("can't specify timeout for non-blocking acquire")
         _guard(ex, self)
-        ex.point("acquire", self._ck_label)
-        if self._value == 0:
-            if not blocking:
-                return ex.returned(False)
-            deadline = ex.clock.deadline(timeout)
-            while self._value == 0:
-                if not self._waiters.park(ex, f"{self._ck_label}.acquire", deadline) and self._value == 0:
-                    return ex.returned(False, timeout=timeout)
-            ex.effect(self, "acquire")  # after the release that made it available (see Lock)
-        self._value -= 1
-        return ex.returned(True)
+        tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
+        try:
+            ex.point("acquire", self._ck_label)
+            if self._value == 0:
+                if not blocking:
+                    return ex.returned(False)
+                deadline = ex.clock.deadline(timeout)
+                while self._value == 0:
+                    if not self._waiters.park(ex, f"{self._ck_label}.acquire", deadline) and self._value == 0:
+                        return ex.returned(False, timeout=timeout)
+                ex.effect(self, "acquire")  # after the release that made it available (see Lock)
+            self._value -= 1
+            return ex.returned(True)
+        finally:
+            if tstate is not None:
+                ex.traced_again(tstate)
 
     __enter__ = acquire
 
@@ -537,15 +562,20 @@ class Semaphore:
         if n < 1:
             raise ValueError("n must be one or more")
         _guard(ex, self)
-        ex.point("release", self._ck_label)
-        self._check_release(n)
-        self._value += n
-        woke = bool(self._waiters)
-        if woke:
-            # As threading.Semaphore's notify(n): the n longest waiting are woken (a thread
-            # that has not waited may still take the value first; then one waits again).
-            self._waiters.unpark(ex, n)
-        ex.after("after-release", self, woke=woke)
+        tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
+        try:
+            ex.point("release", self._ck_label)
+            self._check_release(n)
+            self._value += n
+            woke = bool(self._waiters)
+            if woke:
+                # As threading.Semaphore's notify(n): the n longest waiting are woken (a thread
+                # that has not waited may still take the value first; then one waits again).
+                self._waiters.unpark(ex, n)
+            ex.after("after-release", self, woke=woke)
+        finally:
+            if tstate is not None:
+                ex.traced_again(tstate)
 
     def _check_release(self, n: int) -> None:
         pass
@@ -595,12 +625,17 @@ class SimpleQueue:
             self._items.append(item)
             return
         _guard(ex, self)
-        ex.point("put", self._ck_label)
-        self._items.append(item)
-        woke = bool(self._waiters)
-        if woke:
-            self._waiters.unpark(ex, 1)
-        ex.after("after-put", self, woke=woke)
+        tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
+        try:
+            ex.point("put", self._ck_label)
+            self._items.append(item)
+            woke = bool(self._waiters)
+            if woke:
+                self._waiters.unpark(ex, 1)
+            ex.after("after-put", self, woke=woke)
+        finally:
+            if tstate is not None:
+                ex.traced_again(tstate)
 
     def put_nowait(self, item: Any) -> None:
         self.put(item, False)
@@ -613,14 +648,20 @@ class SimpleQueue:
                 raise ValueError("'timeout' must be a non-negative number")
             deadline = ex.clock.deadline(timeout)  # the clock stands still until this runs
         _guard(ex, self)
-        ex.point("get", self._ck_label)
-        while not self._items:
-            if not block:
-                raise _queue.Empty
-            if not self._waiters.park(ex, f"{self._ck_label}.get", deadline) and not self._items:
-                raise _queue.Empty
-            ex.effect(self, "get")  # after the put of the item it takes (see Lock)
-        return ex.returned(self._items.popleft())
+        tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
+        try:
+            ex.point("get", self._ck_label)
+            while not self._items:
+                if not block:
+                    raise _queue.Empty
+                if not self._waiters.park(ex, f"{self._ck_label}.get", deadline) and not self._items:
+                    raise _queue.Empty
+                ex.effect(self, "get")  # after the put of the item it takes (see Lock)
+            item = self._items.popleft()
+        finally:
+            if tstate is not None:
+                ex.traced_again(tstate)
+        return ex.returned(item)  # (traced: showing the item may run its repr, the program's)
 
     def get_nowait(self) -> Any:
         return self.get(False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import os
+import queue
 import subprocess
 import sys
 import threading
@@ -161,3 +162,64 @@ def test_a_lock_and_a_join_reach_their_points_untraced():
     assert result.schedules_run == 5
     assert {kind for kind, _ in states} == {"acquire", "release", "join"}, states
     assert all(untraced for _, untraced in states), states
+
+
+def _every_shim() -> None:
+    cond = threading.Condition(threading.Lock())
+    event = threading.Event()
+    sem = threading.Semaphore(1)
+    items: queue.SimpleQueue[int] = queue.SimpleQueue()
+    box: list[int] = []
+
+    def producer() -> None:
+        with sem:
+            items.put(1)
+        with cond:
+            box.append(1)
+            cond.notify()
+        event.set()
+
+    def consumer() -> None:
+        with cond:
+            while not box:
+                cond.wait()
+        event.wait()
+        assert items.get() == 1
+
+    threads = [threading.Thread(target=f) for f in (consumer, producer)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+@pytest.mark.skipif(not tracing.SWITCHES, reason="Python 3.10: line granularity needs 3.11")
+def test_every_shim_and_a_start_reach_their_points_untraced():
+    """SCHED-88: the Condition, Event, Semaphore and SimpleQueue operations and a thread's
+    start reach their points in the trace-callback state too, and the program's code
+    between them still runs traced (its lines are points)."""
+    ops = ("wait", "notify", "set", "acquire", "release", "put", "get", "start")
+    states: collections.Counter[tuple[str, bool]] = collections.Counter()
+    point = coordkit.engine.runtime.Execution.point
+    lines = 0
+
+    def recording(self, kind, obj=""):
+        if self._tstate is not None and not self.killing and kind in ops:
+            states[kind, self.in_callback] += 1
+        return point(self, kind, obj)
+
+    def counting(self, kind, obj=""):
+        nonlocal lines
+        lines += kind == "line"
+        return callback_point(self, kind, obj)
+
+    callback_point = coordkit.engine.runtime.Execution.callback_point
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(coordkit.engine.runtime.Execution, "point", recording)
+        patch.setattr(coordkit.engine.runtime.Execution, "callback_point", counting)
+        result = coordkit.explore(_every_shim, granularity="line", max_schedules=5, seed=1,
+                                  shrink=False)
+    assert result.schedules_run == 5 and result.failure is None
+    assert {kind for kind, _ in states} == set(ops), states
+    assert all(untraced for _, untraced in states), states
+    assert lines > 0
