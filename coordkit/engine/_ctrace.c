@@ -101,12 +101,11 @@ configure(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* obj.name as a C long, clamped to LONG_MIN..LONG_MAX (a step budget may be any int);
- * -1 with an error set when it is not an int */
-static inline int
-get_long(PyObject *obj, PyObject *name, long *out)
+/* v (a new reference, or NULL: an error) as a C long, clamped to LONG_MIN..LONG_MAX (a
+ * step budget may be any int); -1 with an error set when it is not an int.  Takes v. */
+static int
+clamped_long(PyObject *v, long *out)
 {
-    PyObject *v = PyObject_GetAttr(obj, name);
     if (v == NULL)
         return -1;
     int overflow;
@@ -115,6 +114,13 @@ get_long(PyObject *obj, PyObject *name, long *out)
     if (overflow)
         *out = overflow > 0 ? LONG_MAX : LONG_MIN;
     return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* obj.name as a C long (clamped_long) */
+static inline int
+get_long(PyObject *obj, PyObject *name, long *out)
+{
+    return clamped_long(PyObject_GetAttr(obj, name), out);
 }
 
 /* 1: obj.name is true; 0: false; -1: error */
@@ -225,15 +231,7 @@ set(Attrs *a, PyObject *name, PyObject *value)
 static int
 attr_long(Attrs *a, PyObject *name, long *out)
 {
-    PyObject *v = get(a, name);
-    if (v == NULL)
-        return -1;
-    int overflow;
-    *out = PyLong_AsLongAndOverflow(v, &overflow);
-    Py_DECREF(v);
-    if (overflow)
-        *out = overflow > 0 ? LONG_MAX : LONG_MIN;
-    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+    return clamped_long(get(a, name), out);
 }
 
 /* 1: a.name is None; 0: it is not; -1: error */
