@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 
 from coordkit.engine.points import ANY, PROCEEDING, READ, STOPS, WRITE, Effect, Step, lets_proceed, stutters
 
-__all__ = ["Coarsening", "HappensBefore"]
+__all__ = ["Coarsening", "HappensBefore", "awaited_checks"]
 
 _RUNS = ".run"
 
@@ -615,6 +615,12 @@ def _plain_in_section(e: Effect) -> bool:
     obj = e.obj
     return obj.startswith("mem") or (obj.startswith("Condition#") and e.op in _ON_CONDITION) or (
         obj.endswith(".run") and e.op == "wake")
+
+
+def awaited_checks(steps: Sequence[Step]) -> dict[int, frozenset[int]]:
+    """Under the lock-aware equivalence, for each step of a critical section whose notify
+    woke failed checks, those checks' steps (SCHED-96)."""
+    return _View(steps).covered
 
 
 def _first_change(before: dict[int, frozenset[int]], after: dict[int, frozenset[int]]) -> int:

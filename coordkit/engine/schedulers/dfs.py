@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
 
-from coordkit.engine.dpor import Coarsening, HappensBefore
+from coordkit.engine.dpor import Coarsening, HappensBefore, awaited_checks
 from coordkit.engine.points import ANY, WRITE, Effect, Point, Step, stutters
 from coordkit.engine.schedulers.base import PRUNE, FinishedRun, Scheduler, check_flag, check_int
 from coordkit.errors import TraceDivergedError
@@ -508,6 +508,8 @@ class DFSScheduler(Scheduler):
             steps = getattr(run, "footprints", None) or self._history
             self._check_repeated(steps)
             self._note_steps(steps)
+            if self._redundant is None and self._hb.lock_aware and self.bound is None:
+                self._redundant = self._awaited_repeat(steps)
             if not pruned and self._redundant is None:
                 self.classes += 1
             # The races of every step taken before the run became a repeat (SCHED-33).
@@ -519,6 +521,38 @@ class DFSScheduler(Scheduler):
                 self._next_level()
             else:
                 self._subtree_done = True
+
+    def _awaited_repeat(self, steps: Sequence[Step]) -> int | None:
+        """The step at which this run repeats a sleeper's subtree up to a failed check
+        (SCHED-97), or None.  At the choice point this run changed, a thread explored there
+        before (asleep) would, in this run, next take the first step of a critical section
+        whose notify woke the failed check this run's chosen thread began there; nothing
+        else before that step conflicts with it.  Then the run is, by the await rule, the
+        sleeper's: the section first, the waiter's check after it."""
+        node = self._backtracked
+        if node is None or node.step >= len(steps):
+            return None
+        sleepers = {t: node.taken[t] for t in node.done if t != node.chosen and t in node.taken}
+        sleepers.update(node.sleep)
+        if not sleepers:
+            return None
+        covered: dict[int, frozenset[int]] | None = None
+        waiter = node.chosen
+        earliest = None
+        for t, summary in sleepers.items():
+            k = next((k for k in range(node.step, len(steps)) if steps[k].thread == t), None)
+            if k is None:
+                continue
+            if covered is None:
+                covered = awaited_checks(steps)
+            checks = covered.get(k, frozenset())
+            if node.step not in checks or not all(
+                    k2 in checks if steps[k2].thread == waiter
+                    else not _conflict(summary, _summary(steps[k2].footprint), self._coarse)
+                    for k2 in range(node.step, k)):
+                continue
+            earliest = k if earliest is None else min(earliest, k)
+        return earliest
 
     def _note_steps(self, steps: Sequence[Step]) -> None:
         """Remember the step each node's chosen thread took (what a sleeper would do)."""
