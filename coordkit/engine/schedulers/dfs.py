@@ -93,6 +93,13 @@ def _accesses(s: _Summary, coarse: Coarsening | None) -> tuple[frozenset[str], f
     return reads | unobserved, writes | (waits - unobserved)
 
 
+def _waited_before(steps: Sequence[Step], start: int, end: int, thread: int) -> bool:
+    """Whether ``thread``'s last step in ``steps[start:end]`` parked it."""
+    last = next((steps[m] for m in range(end - 1, start - 1, -1) if steps[m].thread == thread),
+                None)
+    return last is not None and any(e.op == "park" for e in last.footprint)
+
+
 _MAY_WAIT = frozenset({"acquire", "join"})  # the operations _Waits guesses about
 _thread_of = itemgetter(0)  # a Point's thread
 
@@ -541,17 +548,17 @@ class DFSScheduler(Scheduler):
         earliest = None
         for t, summary in sleepers.items():
             k = next((k for k in range(node.step, len(steps)) if steps[k].thread == t), None)
-            if k is None:
+            if k is None or not _waited_before(steps, node.step, k, waiter) or any(
+                    steps[m].thread != waiter and _conflict(
+                        summary, _summary(steps[m].footprint), self._coarse)
+                    for m in range(node.step, k)):
                 continue
-            if covered is None:
+            if covered is None:  # the whole run's analysis: only where it may decide
                 covered = awaited_checks(steps)
             checks = covered.get(k, frozenset())
-            if node.step not in checks or not all(
-                    k2 in checks if steps[k2].thread == waiter
-                    else not _conflict(summary, _summary(steps[k2].footprint), self._coarse)
-                    for k2 in range(node.step, k)):
-                continue
-            earliest = k if earliest is None else min(earliest, k)
+            if node.step in checks and all(m in checks for m in range(node.step, k)
+                                           if steps[m].thread == waiter):
+                earliest = k if earliest is None else min(earliest, k)
         return earliest
 
     def _note_steps(self, steps: Sequence[Step]) -> None:
