@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 
 from coordkit.engine.points import ANY, PROCEEDING, READ, STOPS, WRITE, Effect, Step, lets_proceed, stutters
 
-__all__ = ["Coarsening", "HappensBefore"]
+__all__ = ["Coarsening", "HappensBefore", "awaited_checks"]
 
 _RUNS = ".run"
 
@@ -101,6 +101,8 @@ class HappensBefore:
             view = _View(steps)
             if self._view is None or view.dependence != self._view.dependence:
                 races_from = 0  # decided on the whole run: the kept analysis used another
+            else:
+                races_from = min(races_from, _first_change(self._view.covered, view.covered))
             self._view = view
         self._truncate(min(races_from, len(self.tid)))
         self.steps = steps
@@ -176,6 +178,8 @@ class HappensBefore:
         if stutter:
             footprint = _as_read(footprint)
         deps, enablers, is_any = _dependencies(footprint, self._writer, self._readers, last_any)
+        if view is not None and j in view.covered:
+            deps -= view.covered[j]  # failed checks this section's notify re-runs (SCHED-96)
         if is_any:  # it conflicts with every step: each thread's latest orders it
             deps.update(k for k in self._latest() if 0 <= k < j)
         preds = self._merge_clock(t, n, deps, last_t)
@@ -543,6 +547,7 @@ class _View:
         not_plain.update(holds)  # held when the run ended: a deadlock, or never released
         self.dependence = Coarsening(frozenset(locks - not_plain), frozenset(observed))
         self.relaxed = self.dependence.relaxed
+        self.covered = _Awaits(self.relaxed, self.dependence.observed).read(steps)
 
     def sections_race(self, i: int, j: int) -> tuple[int, int] | None:
         """The race that reverses race ``(i, j)`` of the run's steps where a relaxed lock
@@ -610,3 +615,134 @@ def _plain_in_section(e: Effect) -> bool:
     obj = e.obj
     return obj.startswith("mem") or (obj.startswith("Condition#") and e.op in _ON_CONDITION) or (
         obj.endswith(".run") and e.op == "wake")
+
+
+def awaited_checks(steps: Sequence[Step]) -> dict[int, frozenset[int]]:
+    """Under the lock-aware equivalence, for each step of a critical section whose notify
+    woke failed checks, those checks' steps (SCHED-96)."""
+    return _View(steps).covered
+
+
+def _first_change(before: dict[int, frozenset[int]], after: dict[int, frozenset[int]]) -> int:
+    """The first step whose covered checks (``_View.covered``) differ between two runs
+    (a number past every step when none does): the analysis of the steps before it stands."""
+    changed = [j for j in before.keys() | after.keys() if before.get(j) != after.get(j)]
+    return min(changed, default=1 << 62)
+
+
+AWAIT_RULE = True  # TEMP measurement switch
+_CHECK_OPS = frozenset({"wait", "waits"})  # what a check does to the Condition it waits on
+
+
+class _Awaits:
+    """The await rule (SCHED-96), read off a complete run: which steps of a while-loop's
+    failed check commute with which steps of the critical section whose notify wakes it.
+
+    A *failed check* is what a thread did in a hold of a relaxed lock since the last step
+    of that hold that did more than read: it read (the loop's predicate), then began to
+    wait on a Condition of that lock, which no notify of the run chose among its waiters
+    (SCHED-81).  When a notify of that Condition, in another thread's hold of the same
+    lock, woke it, no step of that hold is ordered after the check or races with it: run
+    before the check, the hold would have been over before the check could take the lock,
+    so the check would have read what the woken thread's check, which re-takes the lock
+    after the hold, reads.  A write that makes the predicate true in a hold that wakes no
+    waiter (a lost wake-up), a write without the lock, and a wait that timed out keep
+    their races."""
+
+    def __init__(self, relaxed: frozenset[str], observed: frozenset[str]) -> None:
+        self.relaxed, self.observed = relaxed, observed
+        self.holds: dict[str, tuple[int, int]] = {}  # as _holds_begun keeps it
+        self.section: dict[str, list[int]] = {}  # relaxed lock -> its current hold's steps
+        # relaxed lock -> the checks its current hold's notifies woke (steps, read before)
+        self.woken: dict[str, list[tuple[list[int], frozenset[str]]]] = {}
+        self.checking: dict[int, list[int]] = {}  # thread -> its check steps in its hold
+        # A waiting thread's `<label>.run` -> (Condition, lock, its check's steps, what the
+        # check's first step read before it took the lock, if it took it).
+        self.waiting: dict[str, tuple[str, str, list[int], frozenset[str]]] = {}
+        self.before_acquire: dict[int, frozenset[str]] = {}  # thread -> (the latter)
+        self.covered: dict[int, frozenset[int]] = {}
+
+    def read(self, steps: Sequence[Step]) -> dict[int, frozenset[int]]:
+        """For each step of a hold whose notify woke failed checks, their steps."""
+        if not self.relaxed or not AWAIT_RULE:
+            return self.covered
+        for k, step in enumerate(steps):
+            t = step.thread
+            held = {lock for lock, (h, _) in self.holds.items() if h == t}
+            begun = [] if stutters(step) else _holds_begun(step, self.holds, [])
+            mine = [lock for lock in (*held, *begun) if lock in self.relaxed]
+            for lock in begun:
+                if lock in self.relaxed:
+                    self.section[lock], self.woken[lock] = [], []
+            for lock in mine:
+                self.section[lock].append(k)
+            self._check(k, step, t, begun, bool(mine))
+            self._wakes(step, mine)
+            for lock in mine:
+                if self.holds.get(lock, (-1, 0))[0] != t:  # the hold ended
+                    self._cover(lock, steps)
+        return self.covered
+
+    def _check(self, k: int, step: Step, t: int, begun: list[str], in_hold: bool) -> None:
+        """Note step ``k`` of thread ``t`` in its failed check, or end the check."""
+        if not in_hold:
+            self.checking.pop(t, None)
+            return
+        only_reads = all(e.access == READ or e.obj in self.relaxed or (
+            e.op in _CHECK_OPS and e.obj.startswith("Condition#")) for e in step.footprint)
+        if begun:
+            self.checking[t] = [k] if only_reads else []
+            self.before_acquire[t] = _read_before(step.footprint, begun[0]) if only_reads else (
+                frozenset())
+        elif only_reads:
+            self.checking.setdefault(t, []).append(k)
+        else:
+            self.checking[t], self.before_acquire[t] = [], frozenset()
+        point = step.point
+        if not only_reads or point.op != "wait" or point.obj in self.observed or (
+                not point.obj.startswith("Condition#")):
+            return
+        released = [e.obj for e in step.footprint if e.op == "release" and e.obj in self.relaxed]
+        parked = [e.obj for e in step.footprint if e.op == "park"]
+        if released and parked and self.checking[t]:
+            self.waiting[parked[0]] = (point.obj, released[0], self.checking.pop(t),
+                                       self.before_acquire.get(t, frozenset()))
+
+    def _wakes(self, step: Step, mine: list[str]) -> None:
+        """Note the failed checks a notify of ``step``, in a hold of ``mine``, woke."""
+        notified = {e.obj for e in step.footprint if e.op == "notify"}
+        for e in step.footprint:
+            if e.op not in ("wake", "resume"):
+                continue
+            waited = self.waiting.pop(e.obj, None)  # woken, or resumed after a timeout
+            if waited is not None and e.op == "wake" and waited[0] in notified and (
+                    waited[1] in mine):
+                self.woken[waited[1]].append(waited[2:])
+
+    def _cover(self, lock: str, steps: Sequence[Step]) -> None:
+        """The hold of ``lock`` ended: its steps and the checks it woke commute.  Not the
+        step that took the lock for a check if it read, before taking it, what the hold
+        wrote: run after the hold, that read would have read otherwise, and the woken
+        check does not read it again."""
+        section = self.section.pop(lock)
+        woken = self.woken.pop(lock)
+        if not woken:
+            return
+        written = {e.obj for j in section for e in steps[j].footprint if e.access == WRITE}
+        checks = set()
+        for check, read_before in woken:
+            checks.update(check[1:] if read_before & written else check)
+        if not checks:
+            return
+        for j in section:
+            self.covered[j] = self.covered.get(j, frozenset()) | checks
+
+
+def _read_before(footprint: list[Effect], lock: str) -> frozenset[str]:
+    """What a step read before it took ``lock``."""
+    out = set()
+    for e in footprint:
+        if e.obj == lock and e.op == "acquire":
+            break
+        out.add(e.obj)
+    return frozenset(out)

@@ -1684,6 +1684,133 @@ def try_acquire_of_a_relaxable_lock():
     report(tuple(seen))
 
 
+def _awaiter(cond, state, seen, timeout=None):
+    """A while-loop waiter that reports what it saw; with a ``timeout``, one that gives up."""
+    def wait():
+        with cond:
+            while not state["v"]:
+                if not cond.wait(timeout) and timeout is not None:
+                    seen.append("gave up")
+                    return
+            seen.append(state["v"])
+    return wait
+
+
+def await_lost_wakeup_in_a_section():
+    """SCHED-96: a section makes the predicate true and notifies no one (a lost wake-up): a
+    waiter that checked before it waits for ever (a deadlock) unless a later section
+    notifies; one that checked after it goes on.  Its check races with that section."""
+    cond, state, seen = threading.Condition(), {"v": 0}, []
+
+    def lose():
+        with cond:
+            state["v"] = 1
+
+    _run(_awaiter(cond, state, seen), lose)
+    report(tuple(seen))
+
+
+def await_woken_by_a_later_section():
+    """SCHED-96: the section that makes the predicate true notifies nobody; a later one of
+    the same thread notifies without writing: the waiter's check races with the first."""
+    cond, state, seen = threading.Condition(), {"v": 0}, []
+
+    def split():
+        with cond:
+            state["v"] = 1
+        with cond:
+            state["v"] += 1
+            cond.notify_all()
+
+    _run(_awaiter(cond, state, seen), split)
+    report(tuple(seen))
+
+
+def await_notified_before_the_write():
+    """SCHED-96: a section that notifies, then writes: the woken waiter re-checks after the
+    section, and sees the write either way."""
+    cond, state, seen = threading.Condition(), {"v": 0}, []
+
+    def first():
+        with cond:
+            cond.notify_all()
+            state["v"] = 1
+
+    _run(_awaiter(cond, state, seen), first)
+    report(tuple(seen))
+
+
+def await_read_before_the_lock():
+    """SCHED-96: what a waiter read before it took the lock, in the step that took it (one
+    line), is not read again by its woken check: that read keeps its race."""
+    cond, state, seen = threading.Condition(), {"v": 0, "w": 0}, []
+
+    def waiter():
+        x = state["w"]; cond.acquire()  # noqa: E702 (one step at line granularity)
+        try:
+            while not state["v"]:
+                cond.wait()
+            seen.append((x, state["v"]))
+        finally:
+            cond.release()
+
+    def writer():
+        with cond:
+            state["w"] = 1
+            state["v"] = 1
+            cond.notify_all()
+
+    _run(waiter, writer)
+    report(tuple(seen))
+
+
+def await_timed_waiter_and_a_writer():
+    """SCHED-96: a waiter with a timeout and a writer: whether it gives up depends on when
+    the writer runs (a timeout is no notify)."""
+    cond, state, seen = threading.Condition(), {"v": 0}, []
+
+    def write():
+        with cond:
+            state["v"] = 1
+            cond.notify()
+
+    _run(_awaiter(cond, state, seen, 0.5), write)
+    report(tuple(seen))
+
+
+def await_taken_before_the_woken_check():
+    """SCHED-96: a while-loop taker; a thread that puts one item (notifying), then takes it
+    back in its next section if it is still there: the woken taker's re-check may find
+    it gone and wait again, for ever (a deadlock)."""
+    cond, state, got = threading.Condition(), {"v": 0}, []
+
+    def take():
+        with cond:
+            while not state["v"]:
+                cond.wait()
+            got.append("taken")
+            state["v"] = 0
+
+    def put_then_take_back():
+        with cond:
+            state["v"] = 1
+            cond.notify_all()
+        with cond:
+            if state["v"]:
+                got.append("taken back")
+                state["v"] = 0
+
+    _run(take, put_then_take_back)
+    report(tuple(got))
+
+
+AWAIT_PROGRAMS = [
+    await_lost_wakeup_in_a_section, await_woken_by_a_later_section,
+    await_notified_before_the_write, await_read_before_the_lock,
+    await_timed_waiter_and_a_writer, await_taken_before_the_woken_check,
+]
+
+
 SECTION_PROGRAMS = [
     read_after_a_section_of_what_another_section_wrote,
     write_before_an_empty_section_read_after_another,

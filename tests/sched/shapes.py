@@ -75,6 +75,17 @@ OPS: dict[str, str] = {
     "ctake": ("with cond:\n    while not box['v']:\n        cond.wait()\n    box['v'] = 0\n"
               "    cond.notify_all()"),
     "cread": "with cond: seen.append(box['v'])",
+    # the await rule's edges (SCHED-96): a write under the lock that notifies no one (a
+    # lost wake-up), a notify before the write, a check that read before taking the lock,
+    # while-loop waits on one line (line granularity draws only those) and with a timeout
+    "cwrite": "with cond: box['v'] = {k} + 1",
+    "cnotify_first": "with cond: cond.notify_all(); box['v'] = {k} + 1",
+    "ctake_for": "with cond: cond.wait_for(lambda: box['v']); box['v'] = 0; cond.notify_all()",
+    "cread_then_wait": ("x = box['v']; cond.acquire(); cond.wait_for(lambda: box['v']); "
+                        "seen.append((x, box['v'])); cond.release()"),
+    "cwait_while_timed": ("with cond:\n    while not box['v']:\n        if not cond.wait({t}):\n"
+                          "            break\n    seen.append(box['v'])"),
+    "cwait_for_timed": "with cond: seen.append(cond.wait_for(lambda: box['v'], {t}))",
     "lock_read": "with lock: seen.append(obj.a)",
     "lock_write": "with lock: obj.a = {k}",
     "lock2_read": "with lock2: seen.append(obj.a)",
@@ -102,7 +113,8 @@ OPS: dict[str, str] = {
 TARGETED = frozenset({"alive", "ident", "join", "cancel", "start_again"})
 TIMED = {  # the timeouts an operation is drawn with (None: wait without one)
     "join": (None, 0, T), "lock": (0, T, -1), "use_lock": (0, T), "wait": (None, 0, T),
-    "cwait": (0, T), "sem_acquire": (0, T), "put": (0, T), "get": (0, T), "sleep": (0, T),
+    "cwait": (0, T), "cwait_while_timed": (0, T), "cwait_for_timed": (0, T),
+    "sem_acquire": (0, T), "put": (0, T), "get": (0, T), "sleep": (0, T),
 }
 KINDS = ("thread", "daemon", "timer", "c_thread", "c_timer")
 # Threads whose body is one call of C code the tracer never traces (SCHED-59): a thread
@@ -227,10 +239,12 @@ SIZES = {  # threads (main included), operations per thread
 # the sections that satisfy them, read-only sections, sections that conflict through a
 # third object (``obj``, ``box``), nested locks in either order, ``notify`` against
 # ``notify_all`` with several waiters; and a few plain operations on the same objects.
-SECTIONS = ("cwait_while", "cwait_for", "cput", "cput_one", "ctake", "cread", "lock_read",
-            "lock_write", "lock2_read", "nested", "nested_rev", "with_lock", "notify",
-            "notify_all", "cwait", "write", "read", "attr_write", "attr_read")
-ANY_THEME = tuple(name for name in OPS if name not in SECTIONS[:11])  # the older generator's
+_SECTIONS_ONLY = ("cwait_while", "cwait_for", "cput", "cput_one", "ctake", "cread", "lock_read",
+                  "lock_write", "lock2_read", "nested", "nested_rev", "cwrite", "cnotify_first",
+                  "ctake_for", "cread_then_wait", "cwait_while_timed", "cwait_for_timed")
+SECTIONS = (*_SECTIONS_ONLY, "with_lock", "notify", "notify_all", "cwait", "write", "read",
+            "attr_write", "attr_read")
+ANY_THEME = tuple(name for name in OPS if name not in _SECTIONS_ONLY)  # the older generator's
 ONE_LINE = sorted(name for name, text in OPS.items() if "\n" not in text)
 
 

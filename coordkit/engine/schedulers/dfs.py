@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
 
-from coordkit.engine.dpor import Coarsening, HappensBefore
+from coordkit.engine.dpor import Coarsening, HappensBefore, awaited_checks
 from coordkit.engine.points import ANY, WRITE, Effect, Point, Step, stutters
 from coordkit.engine.schedulers.base import PRUNE, FinishedRun, Scheduler, check_flag, check_int
 from coordkit.errors import TraceDivergedError
@@ -91,6 +91,13 @@ def _accesses(s: _Summary, coarse: Coarsening | None) -> tuple[frozenset[str], f
         return reads, writes | waits
     unobserved = waits - coarse.observed
     return reads | unobserved, writes | (waits - unobserved)
+
+
+def _waited_before(steps: Sequence[Step], start: int, end: int, thread: int) -> bool:
+    """Whether ``thread``'s last step in ``steps[start:end]`` parked it."""
+    last = next((steps[m] for m in range(end - 1, start - 1, -1) if steps[m].thread == thread),
+                None)
+    return last is not None and any(e.op == "park" for e in last.footprint)
 
 
 _MAY_WAIT = frozenset({"acquire", "join"})  # the operations _Waits guesses about
@@ -508,6 +515,8 @@ class DFSScheduler(Scheduler):
             steps = getattr(run, "footprints", None) or self._history
             self._check_repeated(steps)
             self._note_steps(steps)
+            if self._redundant is None and self._hb.lock_aware and self.bound is None:
+                self._redundant = self._awaited_repeat(steps)
             if not pruned and self._redundant is None:
                 self.classes += 1
             # The races of every step taken before the run became a repeat (SCHED-33).
@@ -519,6 +528,38 @@ class DFSScheduler(Scheduler):
                 self._next_level()
             else:
                 self._subtree_done = True
+
+    def _awaited_repeat(self, steps: Sequence[Step]) -> int | None:
+        """The step at which this run repeats a sleeper's subtree up to a failed check
+        (SCHED-97), or None.  At the choice point this run changed, a thread explored there
+        before (asleep) would, in this run, next take the first step of a critical section
+        whose notify woke the failed check this run's chosen thread began there; nothing
+        else before that step conflicts with it.  Then the run is, by the await rule, the
+        sleeper's: the section first, the waiter's check after it."""
+        node = self._backtracked
+        if node is None or node.step >= len(steps):
+            return None
+        sleepers = {t: node.taken[t] for t in node.done if t != node.chosen and t in node.taken}
+        sleepers.update(node.sleep)
+        if not sleepers:
+            return None
+        covered: dict[int, frozenset[int]] | None = None
+        waiter = node.chosen
+        earliest = None
+        for t, summary in sleepers.items():
+            k = next((k for k in range(node.step, len(steps)) if steps[k].thread == t), None)
+            if k is None or not _waited_before(steps, node.step, k, waiter) or any(
+                    steps[m].thread != waiter and _conflict(
+                        summary, _summary(steps[m].footprint), self._coarse)
+                    for m in range(node.step, k)):
+                continue
+            if covered is None:  # the whole run's analysis: only where it may decide
+                covered = awaited_checks(steps)
+            checks = covered.get(k, frozenset())
+            if node.step in checks and all(m in checks for m in range(node.step, k)
+                                           if steps[m].thread == waiter):
+                earliest = k if earliest is None else min(earliest, k)
+        return earliest
 
     def _note_steps(self, steps: Sequence[Step]) -> None:
         """Remember the step each node's chosen thread took (what a sleeper would do)."""
