@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 import coordkit
-from coordkit.engine import tracing
+from coordkit.engine import patch as patch_module
+from coordkit.engine import shims, tracing
 from tests.sched import programs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -223,3 +224,41 @@ def test_every_shim_and_a_start_reach_their_points_untraced():
     assert {kind for kind, _ in states} == set(ops), states
     assert all(untraced for _, untraced in states), states
     assert lines > 0
+
+
+def _makes_shims() -> None:
+    lock = threading.Lock()  # no argument: made untraced
+    sem = threading.Semaphore(2)  # the program's argument: made traced
+    with lock, sem:
+        pass
+
+
+@pytest.mark.skipif(not tracing.SWITCHES, reason="Python 3.10: line granularity needs 3.11")
+def test_a_shims_factory_runs_untraced_and_its_arguments_traced():
+    """SCHED-88: ``threading.Lock()`` in a run checks for an import and makes its shim in the
+    trace-callback state; a shim made from the program's arguments is made traced."""
+    made: collections.Counter[tuple[str, bool]] = collections.Counter()
+    importing = patch_module._importing
+
+    def recording_importing():
+        ex = coordkit.engine.runtime.current_execution()
+        made["importing", ex is not None and ex.in_callback] += 1
+        return importing()
+
+    def recorder(cls):
+        init = cls.__init__
+
+        def recording(self, ex, *args, **kwargs):
+            made[cls.__name__, ex.in_callback] += 1
+            init(self, ex, *args, **kwargs)
+        return recording
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(patch_module, "_importing", recording_importing)
+        for cls in (shims.Lock, shims.Semaphore):
+            mp.setattr(cls, "__init__", recorder(cls))
+        result = coordkit.explore(_makes_shims, granularity="line", max_schedules=3, seed=1,
+                                  shrink=False)
+    assert result.schedules_run == 3 and result.failure is None
+    assert made == {("importing", True): 6, ("Lock", True): 3, ("Semaphore", False): 3}, made
+
