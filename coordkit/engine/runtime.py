@@ -537,8 +537,13 @@ class Execution:
                     continue
                 if until_all_ended and self._nondaemon_alive == 0:
                     return
-                # A thread ended (or parked with nothing else runnable).
-                nxt = self._next(self.current)
+                # A thread ended (or parked with nothing else runnable): the engine picks the
+                # next one untraced, as at a point (SCHED-88).
+                tstate = None if self._tstate is None else self.untraced()
+                try:
+                    nxt = self._next(self.current)
+                finally:
+                    self.traced_again(tstate)
         except _Terminate:
             pass
 

@@ -262,3 +262,23 @@ def test_a_shims_factory_runs_untraced_and_its_arguments_traced():
     assert result.schedules_run == 3 and result.failure is None
     assert made == {("importing", True): 6, ("Lock", True): 3, ("Semaphore", False): 3}, made
 
+
+@pytest.mark.skipif(not tracing.SWITCHES, reason="Python 3.10: line granularity needs 3.11")
+def test_the_driver_picks_the_next_thread_untraced():
+    """SCHED-88: after a thread ends, the driver picks the next one in the trace-callback
+    state, as a point does; the threads it switches to still run traced (their lines are
+    points)."""
+    states: collections.Counter[bool] = collections.Counter()
+    pick = coordkit.engine.runtime.Execution._next
+
+    def recording(self, cur, asked=False):
+        if self._tstate is not None and not self.killing:
+            states[self.in_callback] += 1
+        return pick(self, cur, asked)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(coordkit.engine.runtime.Execution, "_next", recording)
+        result = coordkit.explore(programs.locked_counter, granularity="line", max_schedules=5,
+                                  seed=1, shrink=False)
+    assert result.schedules_run == 5 and result.failure is None
+    assert states[True] > 0 and states[False] == 0, states
