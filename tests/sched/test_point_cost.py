@@ -282,3 +282,24 @@ def test_the_driver_picks_the_next_thread_untraced():
                                   seed=1, shrink=False)
     assert result.schedules_run == 5 and result.failure is None
     assert states[True] > 0 and states[False] == 0, states
+
+
+def test_a_run_whose_threads_all_ended_unwinds_nothing():
+    """A run's end unwinds only the threads still alive (its context managers are entered
+    only then): a run whose threads all ended skips them, a deadlocked run still unwinds."""
+    unwinds = 0
+    unwind = coordkit.engine.runtime.Execution._unwind
+
+    def counting(self):
+        nonlocal unwinds
+        unwinds += 1
+        unwind(self)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(coordkit.engine.runtime.Execution, "_unwind", counting)
+        ended = coordkit.explore(programs.locked_counter, max_schedules=5, seed=1, shrink=False)
+        assert ended.schedules_run == 5 and ended.failure is None and unwinds == 0
+        stuck = coordkit.explore(programs.lock_order_deadlock, max_schedules=200, seed=1,
+                                 shrink=False)
+    assert stuck.failure is not None and stuck.failure.kind == "deadlock", stuck.failure
+    assert unwinds >= 1  # the deadlocked run (and its replay, recorded)
