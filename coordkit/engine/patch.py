@@ -585,7 +585,7 @@ def _make(real: Any, shim: str, *args: Any, **kwargs: Any) -> Any:
         return real(*args, **kwargs)
     # Untraced (SCHED-88): the walk of the stack, and a shim made from no argument of the
     # program's (a Lock, an Event); one made from the program's arguments is made traced.
-    tstate = None if ex._tstate is None else ex.untraced()
+    tstate = ex.untraced() if ex._tstate is not None and ex.tracer.untraced_pays else None
     try:
         if _importing():
             make = real

@@ -539,7 +539,8 @@ class Execution:
                     return
                 # A thread ended (or parked with nothing else runnable): the engine picks the
                 # next one untraced, as at a point (SCHED-88).
-                tstate = None if self._tstate is None else self.untraced()
+                tstate = (self.untraced() if self._tstate is not None
+                          and self.tracer.untraced_pays else None)
                 try:
                     nxt = self._next(self.current)
                 finally:

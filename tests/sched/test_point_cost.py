@@ -233,7 +233,8 @@ def _makes_shims() -> None:
         pass
 
 
-@pytest.mark.skipif(not tracing.SWITCHES, reason="Python 3.10: line granularity needs 3.11")
+@pytest.mark.skipif(not tracing.Tracer.untraced_pays,
+                    reason="only under settrace (3.11) does engine code gain by running untraced")
 def test_a_shims_factory_runs_untraced_and_its_arguments_traced():
     """SCHED-88: ``threading.Lock()`` in a run checks for an import and makes its shim in the
     trace-callback state; a shim made from the program's arguments is made traced."""
@@ -263,7 +264,8 @@ def test_a_shims_factory_runs_untraced_and_its_arguments_traced():
     assert made == {("importing", True): 6, ("Lock", True): 3, ("Semaphore", False): 3}, made
 
 
-@pytest.mark.skipif(not tracing.SWITCHES, reason="Python 3.10: line granularity needs 3.11")
+@pytest.mark.skipif(not tracing.Tracer.untraced_pays,
+                    reason="only under settrace (3.11) does engine code gain by running untraced")
 def test_the_driver_picks_the_next_thread_untraced():
     """SCHED-88: after a thread ends, the driver picks the next one in the trace-callback
     state, as a point does; the threads it switches to still run traced (their lines are
