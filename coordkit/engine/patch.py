@@ -581,9 +581,22 @@ def _importing() -> bool:
 
 def _make(real: Any, shim: str, *args: Any, **kwargs: Any) -> Any:
     ex = current_execution()
-    if ex is None or _importing():
+    if ex is None:
         return real(*args, **kwargs)
-    return getattr(ex.shims, shim)(*args, **kwargs)
+    # Untraced (SCHED-88): the walk of the stack, and a shim made from no argument of the
+    # program's (a Lock, an Event); one made from the program's arguments is made traced.
+    tstate = ex.untraced() if ex._tstate is not None and ex.tracer.untraced_pays else None
+    try:
+        if _importing():
+            make = real
+        else:
+            make = getattr(ex.shims, shim)
+            if not args and not kwargs:
+                return make()
+    finally:
+        if tstate is not None:
+            ex.traced_again(tstate)
+    return make(*args, **kwargs)
 
 
 class _Factory(functools.partial):  # type: ignore[type-arg]

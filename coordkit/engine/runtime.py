@@ -537,21 +537,30 @@ class Execution:
                     continue
                 if until_all_ended and self._nondaemon_alive == 0:
                     return
-                # A thread ended (or parked with nothing else runnable).
-                nxt = self._next(self.current)
+                # A thread ended (or parked with nothing else runnable): the engine picks the
+                # next one untraced, as at a point (SCHED-88).
+                tstate = (self.untraced() if self._tstate is not None
+                          and self.tracer.untraced_pays else None)
+                try:
+                    nxt = self._next(self.current)
+                finally:
+                    self.traced_again(tstate)
         except _Terminate:
             pass
 
     def end(self) -> None:
         """End every thread still alive; nothing started by the run outlives it."""
         self.killing = True
+        unwinds = False
         for task in self.tasks:
             # What unwinding does (a thread's end, its finally blocks) is no step of the
             # run's: a footprint holds only what a schedule did (SCHED-30).
             task.step = None
+            unwinds = unwinds or (task.glet is not None and not task.glet.dead)
         try:
-            with _QUIET_KILL_REPORTS, room_for_threads(sys._getframe()):
-                self._unwind()
+            if unwinds:  # (most runs end with every thread ended: nothing to unwind)
+                with _QUIET_KILL_REPORTS, room_for_threads(sys._getframe()):
+                    self._unwind()
         finally:
             self.current = None
             self.finished = True

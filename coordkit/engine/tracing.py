@@ -442,6 +442,11 @@ class Tracer:
     thread_state: Any = _get_tstate if SWITCHES else None
     stop_tracing: Any = _enter_tracing if SWITCHES else None
     resume_tracing: Any = _leave_tracing if SWITCHES else None
+    # Whether engine code gains by running untraced where no point needs it (a shim's
+    # factory, the driver's pick): under settrace (3.11) every instruction of a traced
+    # thread takes the tracing path; under sys.monitoring (3.12+) a location with nothing
+    # to do is disabled once, and running it untraced only keeps it from being disabled.
+    untraced_pays: bool = SWITCHES and sys.version_info < (3, 12)
 
     def install(self, ex: Execution) -> None:
         _install(self)

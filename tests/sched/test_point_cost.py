@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 import coordkit
-from coordkit.engine import tracing
+from coordkit.engine import patch as patch_module
+from coordkit.engine import shims, tracing
 from tests.sched import programs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -223,3 +224,84 @@ def test_every_shim_and_a_start_reach_their_points_untraced():
     assert {kind for kind, _ in states} == set(ops), states
     assert all(untraced for _, untraced in states), states
     assert lines > 0
+
+
+def _makes_shims() -> None:
+    lock = threading.Lock()  # no argument: made untraced
+    sem = threading.Semaphore(2)  # the program's argument: made traced
+    with lock, sem:
+        pass
+
+
+@pytest.mark.skipif(not tracing.Tracer.untraced_pays,
+                    reason="only under settrace (3.11) does engine code gain by running untraced")
+def test_a_shims_factory_runs_untraced_and_its_arguments_traced():
+    """SCHED-88: ``threading.Lock()`` in a run checks for an import and makes its shim in the
+    trace-callback state; a shim made from the program's arguments is made traced."""
+    made: collections.Counter[tuple[str, bool]] = collections.Counter()
+    importing = patch_module._importing
+
+    def recording_importing():
+        ex = coordkit.engine.runtime.current_execution()
+        made["importing", ex is not None and ex.in_callback] += 1
+        return importing()
+
+    def recorder(cls):
+        init = cls.__init__
+
+        def recording(self, ex, *args, **kwargs):
+            made[cls.__name__, ex.in_callback] += 1
+            init(self, ex, *args, **kwargs)
+        return recording
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(patch_module, "_importing", recording_importing)
+        for cls in (shims.Lock, shims.Semaphore):
+            mp.setattr(cls, "__init__", recorder(cls))
+        result = coordkit.explore(_makes_shims, granularity="line", max_schedules=3, seed=1,
+                                  shrink=False)
+    assert result.schedules_run == 3 and result.failure is None
+    assert made == {("importing", True): 6, ("Lock", True): 3, ("Semaphore", False): 3}, made
+
+
+@pytest.mark.skipif(not tracing.Tracer.untraced_pays,
+                    reason="only under settrace (3.11) does engine code gain by running untraced")
+def test_the_driver_picks_the_next_thread_untraced():
+    """SCHED-88: after a thread ends, the driver picks the next one in the trace-callback
+    state, as a point does; the threads it switches to still run traced (their lines are
+    points)."""
+    states: collections.Counter[bool] = collections.Counter()
+    pick = coordkit.engine.runtime.Execution._next
+
+    def recording(self, cur, asked=False):
+        if self._tstate is not None and not self.killing:
+            states[self.in_callback] += 1
+        return pick(self, cur, asked)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(coordkit.engine.runtime.Execution, "_next", recording)
+        result = coordkit.explore(programs.locked_counter, granularity="line", max_schedules=5,
+                                  seed=1, shrink=False)
+    assert result.schedules_run == 5 and result.failure is None
+    assert states[True] > 0 and states[False] == 0, states
+
+
+def test_a_run_whose_threads_all_ended_unwinds_nothing():
+    """A run's end unwinds only the threads still alive (its context managers are entered
+    only then): a run whose threads all ended skips them, a deadlocked run still unwinds."""
+    unwinds = 0
+    unwind = coordkit.engine.runtime.Execution._unwind
+
+    def counting(self):
+        nonlocal unwinds
+        unwinds += 1
+        unwind(self)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(coordkit.engine.runtime.Execution, "_unwind", counting)
+        ended = coordkit.explore(programs.locked_counter, max_schedules=5, seed=1, shrink=False)
+        assert ended.schedules_run == 5 and ended.failure is None and unwinds == 0
+        stuck = coordkit.explore(programs.lock_order_deadlock, max_schedules=200, seed=1,
+                                 shrink=False)
+    assert stuck.failure is not None and stuck.failure.kind == "deadlock", stuck.failure
+    assert unwinds >= 1  # the deadlocked run (and its replay, recorded)
