@@ -905,7 +905,8 @@ class Execution:
                 return None
             if self._runnable == 1 and cur is not None and cur.state is RUNNABLE:
                 return cur  # nobody else can run: no choice, and no list to build
-            if not asked and cur is not None and self._goes_on(cur):
+            # (A parked or ended thread cannot go on: no call at each block and end.)
+            if not asked and cur is not None and cur.state is RUNNABLE and self._goes_on(cur):
                 return cur
             asked = False  # a deadline fired: the choice point is a new one
             enabled = self._enabled(cur)
