@@ -570,8 +570,8 @@ class Execution:
         (task - greenlet - execution, task - ``Thread`` - task, the shims - execution), so
         that reference counting frees the run when it is dropped and it leaves the cyclic
         collector nothing to collect between runs (SCHED-60: collecting it cost ~6% of a
-        small run).  A thread left running (``leaked``) keeps
-        its links: it may still unwind."""
+        small run).  A thread left running (``leaked``) keeps its links: it may still
+        unwind."""
         for task in self.tasks:
             glet = task.glet
             if glet is not None and not glet:  # ended, or never started
@@ -579,6 +579,8 @@ class Execution:
                 task.thread = None
                 task.target = _ran
         self.shims = None
+        # The driver is the session worker's main greenlet, and a session's last run outlives
+        # that thread: held here, it was found freed by a later collection (a segfault).
         self._driver = None
 
     def _unwind(self) -> None:
