@@ -519,6 +519,7 @@ class Session:
         if self.interrupted:  # the run was cut short: what it found is not a finding
             raise Interrupted()
         run = Run.of(ex, self.options)
+        ex.close()
         if run.races and self.learning:
             self.racing = self.racing.union(*(race.sites for race in run.races))
         if run.scheduler_error is None:

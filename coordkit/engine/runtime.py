@@ -171,6 +171,10 @@ class QuietLoggers:
 _QUIET_KILL_REPORTS = QuietLoggers(_LOGGERS_THAT_REPORT_KILLS)
 
 
+def _ran() -> None:
+    """A closed run's thread's target, in place of its own (see ``Execution.close``)."""
+
+
 class Execution:
     """One controlled run of a program under a given scheduler.
 
@@ -570,6 +574,24 @@ class Execution:
             if self.tracer is not None:
                 self.tracer.uninstall()
 
+    def close(self) -> None:
+        """The run is over and read (``Run.of``): cut the reference cycles its threads made
+        (task - greenlet - execution, task - ``Thread`` - task, the shims - execution), so
+        that reference counting frees the run when it is dropped and it leaves the cyclic
+        collector nothing to collect between runs (SCHED-60: collecting it cost ~6% of a
+        small run).  A thread left running (``leaked``) keeps its links: it may still
+        unwind."""
+        for task in self.tasks:
+            glet = task.glet
+            if glet is not None and not glet:  # ended, or never started
+                task.glet = None
+                task.thread = None
+                task.target = _ran
+        self.shims = None
+        # The driver is the session worker's main greenlet, and a session's last run outlives
+        # that thread: held here, it was found freed by a later collection (a segfault).
+        self._driver = None
+
     def _unwind(self) -> None:
         for task in self.tasks:
             glet = task.glet
@@ -622,9 +644,10 @@ class Execution:
         if self.killing or self._in_callers_code:
             return
         if self.in_callback or self._tstate is None:
-            # (Not stay_accelerated: called from the engine's own Python, C's generic
-            # attribute look-ups on the Execution cost more than _reach does.)
-            self._reach(kind, obj)
+            # (The C stay reads the Execution's __dict__ directly: cheaper than _reach's
+            # frames where the thread goes on.)
+            if stay_accelerated is None or not stay_accelerated(self, kind, obj, False):
+                self._reach(kind, obj)
             return
         self.tracer.stop_tracing(self._tstate)
         self.in_callback = True
@@ -893,7 +916,8 @@ class Execution:
                 return None
             if self._runnable == 1 and cur is not None and cur.state is RUNNABLE:
                 return cur  # nobody else can run: no choice, and no list to build
-            if not asked and cur is not None and self._goes_on(cur):
+            # (A parked or ended thread cannot go on: no call at each block and end.)
+            if not asked and cur is not None and cur.state is RUNNABLE and self._goes_on(cur):
                 return cur
             asked = False  # a deadline fired: the choice point is a new one
             enabled = self._enabled(cur)

@@ -11,6 +11,7 @@ import pytest
 
 import coordkit
 from coordkit.engine.replay import record
+from tests.sched import programs
 
 
 class _Cyclic:
@@ -118,3 +119,30 @@ def test_a_harness_step_holds_the_collector_and_gives_it_back():
         h.run(lambda: _Cyclic(log, "the operation's") and None)
         assert log == []  # not collected inside the step
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize("program", [programs.locked_counter, programs.one_slot_buffer],
+                         ids=["locked_counter", "one_slot_buffer"])
+def test_an_explorations_runs_leave_the_collector_nothing_of_theirs(program):
+    """SCHED-60: a run read by its session is closed: its threads' links to each other,
+    their greenlets, ``Thread`` objects and the execution are cut, so reference counting
+    frees every run and no execution, task or greenlet is left for the collector."""
+    from coordkit.engine.runtime import Execution
+    from coordkit.engine.task import Task, TaskGreenlet
+
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        coordkit.explore(program, strategy="random", seed=1, max_schedules=5,
+                         granularity="sync", races="ignore", shrink=False)
+        gc.collect()
+        left = [type(o).__name__ for o in gc.garbage
+                if isinstance(o, (Execution, Task, TaskGreenlet, threading.Thread))]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if was:
+            gc.enable()
+    assert left == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import os
 import queue
+import random
 import subprocess
 import sys
 import threading
@@ -141,6 +142,24 @@ def test_a_choice_drawn_ahead_is_the_choice_choose_makes(granularity):
     assert sum(len(choices) for choices, _ in seen[True]) > 100
     assert seen[True] == seen[False]
 
+
+
+def test_the_random_schedulers_pick_is_randranges():
+    """SCHED-66: a choice the random scheduler draws among n candidates is the one
+    ``Random.randrange(n)`` draws from the same generator (its seeds' runs stay as they were),
+    for every n a choice point can have, from the running thread and from a yield."""
+    from coordkit.engine.points import Point
+
+    for seed in range(30):
+        scheduler = coordkit.RandomScheduler(seed, switch_probability=1.0)
+        scheduler.begin(seed)
+        reference = random.Random(f"{seed}:{seed}")
+        for n in (2, 3, 4, 5, 7, 8, 9, 16, 17, 100):
+            enabled = [Point(t, "acquire", "Lock#1", False, 1) for t in range(n)]
+            parked = Point(n, "acquire", "Lock#1", False, 1)
+            assert scheduler.choose(parked, enabled) == reference.randrange(n)
+            reference.random()  # from the running thread: its draw of "switch", then whom
+            assert scheduler.choose(enabled[0], enabled) == reference.randrange(n)
 
 
 @pytest.mark.skipif(not tracing.SWITCHES, reason="Python 3.10: line granularity needs 3.11")
