@@ -531,19 +531,29 @@ class DFSScheduler(Scheduler):
 
     def _awaited_repeat(self, steps: Sequence[Step]) -> int | None:
         """The step at which this run repeats a sleeper's subtree up to a failed check
-        (SCHED-97), or None.  At the choice point this run changed, a thread explored there
-        before (asleep) would, in this run, next take the first step of a critical section
-        whose notify woke the failed check this run's chosen thread began there; nothing
-        else before that step conflicts with it.  Then the run is, by the await rule, the
-        sleeper's: the section first, the waiter's check after it."""
-        node = self._backtracked
-        if node is None or node.step >= len(steps):
+        (SCHED-97), or None.  At a choice point this run took afresh (the one it changed,
+        or a new one), a thread asleep there (explored there before, or elsewhere) would,
+        in this run, next take the first step of a critical section whose notify woke the
+        failed check the thread chosen there began there; nothing else before that step
+        conflicts with it.  Then the run is, by the await rule, the sleeper's: the section
+        first, the waiter's check after it."""
+        covered: list[dict[int, frozenset[int]]] = []  # the whole run's, once needed
+        earliest = None
+        for node in self._path[self._fresh_node:]:
+            if earliest is not None and node.step >= earliest:
+                break
+            k = self._repeat_at(node, steps, covered)
+            if k is not None and (earliest is None or k < earliest):
+                earliest = k
+        return earliest
+
+    def _repeat_at(self, node: _Node, steps: Sequence[Step],
+                   covered: list[dict[int, frozenset[int]]]) -> int | None:
+        """``_awaited_repeat`` at one choice point."""
+        if node.step >= len(steps):
             return None
         sleepers = {t: node.taken[t] for t in node.done if t != node.chosen and t in node.taken}
         sleepers.update(node.sleep)
-        if not sleepers:
-            return None
-        covered: dict[int, frozenset[int]] | None = None
         waiter = node.chosen
         earliest = None
         for t, summary in sleepers.items():
@@ -553,9 +563,9 @@ class DFSScheduler(Scheduler):
                         summary, _summary(steps[m].footprint), self._coarse)
                     for m in range(node.step, k)):
                 continue
-            if covered is None:  # the whole run's analysis: only where it may decide
-                covered = awaited_checks(steps)
-            checks = covered.get(k, frozenset())
+            if not covered:  # the whole run's analysis: only where it may decide
+                covered.append(awaited_checks(steps))
+            checks = covered[0].get(k, frozenset())
             if node.step in checks and all(m in checks for m in range(node.step, k)
                                            if steps[m].thread == waiter):
                 earliest = k if earliest is None else min(earliest, k)
