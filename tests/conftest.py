@@ -8,7 +8,17 @@
 
 from __future__ import annotations
 
+import signal
+
 from hypothesis import HealthCheck, settings
+
+# A shell without job control starts a background command with SIGINT ignored, and an
+# ignored signal stays ignored in every child it executes: the tests of Ctrl-C (SIG-*,
+# the interrupt tests) then see no KeyboardInterrupt, here or in their child processes.
+# They test coordkit, not how the suite was launched: Python's own handler, as a
+# foreground run has it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 settings.register_profile(
     "default",
