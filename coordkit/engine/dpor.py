@@ -630,7 +630,6 @@ def _first_change(before: dict[int, frozenset[int]], after: dict[int, frozenset[
     return min(changed, default=1 << 62)
 
 
-AWAIT_RULE = True  # TEMP measurement switch
 _CHECK_OPS = frozenset({"wait", "waits"})  # what a check does to the Condition it waits on
 
 
@@ -664,7 +663,7 @@ class _Awaits:
 
     def read(self, steps: Sequence[Step]) -> dict[int, frozenset[int]]:
         """For each step of a hold whose notify woke failed checks, their steps."""
-        if not self.relaxed or not AWAIT_RULE:
+        if not self.relaxed:
             return self.covered
         for k, step in enumerate(steps):
             t = step.thread
