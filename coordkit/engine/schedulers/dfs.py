@@ -448,12 +448,7 @@ class DFSScheduler(Scheduler):
             parent.backtrack.update(t for t in parent.tids if t not in parent.sleep)
             self._redundant = parent.step + 1
             return {}
-        sleep = dict(parent.sleep) if parent.sleep else {}
-        if len(parent.done) > 1:
-            for t in parent.done:
-                if t != parent.chosen and t in parent.taken and (
-                        not bounded or self._sleeps_within_bound(parent, t)):
-                    sleep[t] = parent.taken[t]
+        sleep = self._asleep_below(parent)
         if not sleep:
             return sleep  # nothing asleep: no step since can wake a sleeper or run one
         for k in range(parent.step, len(self._history)):
@@ -469,6 +464,18 @@ class DFSScheduler(Scheduler):
                 here = _summary(step.footprint)
                 for t in [t for t, fp in sleep.items() if _conflict(fp, here, self._coarse)]:
                     del sleep[t]
+        return sleep
+
+    def _asleep_below(self, node: _Node) -> dict[int, _Summary]:
+        """The threads asleep right after ``node``'s choice: its own sleepers, and the
+        threads explored there before the chosen one (under a bound, those SCHED-94 lets
+        sleep)."""
+        sleep = dict(node.sleep) if node.sleep else {}
+        if len(node.done) > 1:
+            for t in node.done:
+                if t != node.chosen and t in node.taken and (
+                        not self._bounded_sleep or self._sleeps_within_bound(node, t)):
+                    sleep[t] = node.taken[t]
         return sleep
 
     def _sleeps_within_bound(self, node: _Node, t: int) -> bool:
@@ -552,8 +559,7 @@ class DFSScheduler(Scheduler):
         """``_awaited_repeat`` at one choice point."""
         if node.step >= len(steps):
             return None
-        sleepers = {t: node.taken[t] for t in node.done if t != node.chosen and t in node.taken}
-        sleepers.update(node.sleep)
+        sleepers = self._asleep_below(node)
         waiter = node.chosen
         earliest = None
         for t, summary in sleepers.items():
