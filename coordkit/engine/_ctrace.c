@@ -527,8 +527,26 @@ stay(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
  * ex.callback_point("line")).  Anything else is tracing._line_event's, called as is.
  * configure_lines(fallback, user_codes, instrumented, getcurrent, TaskGreenlet) first. */
 
-static PyObject *LINE_FALLBACK = NULL, *USER_CODES = NULL, *INSTRUMENTED = NULL,
-    *GETCURRENT = NULL, *TASK_GREENLET = NULL;
+static PyObject *LINE_FALLBACK = NULL, *USER_CODES = NULL, *INSTRUMENTED = NULL;
+/* greenlet.getcurrent and TaskGreenlet, as configure_lines and configure_calls give them. */
+static PyObject *GETCURRENT = NULL, *TASK_GREENLET = NULL;
+
+/* The execution of the run whose thread is calling (a new reference); NULL with no error
+ * set where the caller is no run's thread, with one where a call failed. */
+static PyObject *
+task_execution(PyObject *getcurrent, PyObject *task_greenlet)
+{
+    PyObject *g = PyObject_CallNoArgs(getcurrent);
+    if (g == NULL)
+        return NULL;
+    if (Py_TYPE(g) != (PyTypeObject *)task_greenlet) {
+        Py_DECREF(g);
+        return NULL;
+    }
+    PyObject *ex = PyObject_GetAttr(g, S_task_execution);
+    Py_DECREF(g);
+    return ex;
+}
 
 static PyObject *
 configure_lines(PyObject *self, PyObject *args)
@@ -559,13 +577,7 @@ line_run(PyObject *code)
     Py_DECREF(key);
     if (!known || PyErr_Occurred())
         return NULL;
-    PyObject *g = PyObject_CallNoArgs(GETCURRENT);
-    if (g == NULL || Py_TYPE(g) != (PyTypeObject *)TASK_GREENLET) {
-        Py_XDECREF(g);
-        return NULL;
-    }
-    PyObject *ex = PyObject_GetAttr(g, S_task_execution);
-    Py_DECREF(g);
+    PyObject *ex = task_execution(GETCURRENT, TASK_GREENLET);
     if (ex == NULL)
         return NULL;
     Attrs a;
@@ -891,8 +903,7 @@ static PyObject *CALL_EVENT;  /* "call" */
 /* `call`'s answer for the user's code in a run, where `call` has answered for the code in a
  * run of the same tracer mode before (its offsets are known): decided here, as `call`
  * decides it.  configure_calls(traced, USER, instruction, getcurrent, TaskGreenlet) first. */
-static PyObject *TRACED = NULL, *USER_KIND = NULL, *INSTRUCTION = NULL, *CALL_GETCURRENT = NULL,
-    *CALL_TASK_GREENLET = NULL;
+static PyObject *TRACED = NULL, *USER_KIND = NULL, *INSTRUCTION = NULL;
 static PyObject *S_offsets_cache, *S_counted_cache, *S_f_trace_opcodes;
 
 static PyObject *
@@ -905,8 +916,8 @@ configure_calls(PyObject *self, PyObject *args)
     Py_XSETREF(TRACED, Py_NewRef(traced));
     Py_XSETREF(USER_KIND, Py_NewRef(user));
     Py_XSETREF(INSTRUCTION, Py_NewRef(instruction));
-    Py_XSETREF(CALL_GETCURRENT, Py_NewRef(getcurrent));
-    Py_XSETREF(CALL_TASK_GREENLET, Py_NewRef(task_greenlet));
+    Py_XSETREF(GETCURRENT, Py_NewRef(getcurrent));
+    Py_XSETREF(TASK_GREENLET, Py_NewRef(task_greenlet));
     Py_RETURN_NONE;
 }
 
@@ -929,13 +940,7 @@ user_call(PyFrameObject *frame, PyObject *code)
     PyObject *kind = PyDict_GetItemWithError(TRACED, key);  /* (borrowed) */
     if (kind != USER_KIND)
         goto done;
-    PyObject *g = PyObject_CallNoArgs(CALL_GETCURRENT);
-    if (g == NULL || Py_TYPE(g) != (PyTypeObject *)CALL_TASK_GREENLET) {
-        Py_XDECREF(g);
-        goto done;
-    }
-    ex = PyObject_GetAttr(g, S_task_execution);
-    Py_DECREF(g);
+    ex = task_execution(GETCURRENT, TASK_GREENLET);
     if (ex == NULL || attrs_of(ex, &a) < 0 || attr_is_true(&a, S_finished) != 0
             || (tracer = get(&a, S_tracer)) == NULL || tracer == Py_None
             || (cache = PyObject_GetAttr(tracer, S_offsets_cache)) == NULL
@@ -1047,22 +1052,16 @@ settrace(PyObject *self, PyObject *call)
 static PyObject *
 current_execution(PyObject *pair, PyObject *unused)
 {
-    PyObject *g = PyObject_CallNoArgs(PyTuple_GET_ITEM(pair, 0));
-    if (g == NULL) {
+    PyObject *ex = task_execution(PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1));
+    if (ex == NULL) {
+        if (!PyErr_Occurred())
+            Py_RETURN_NONE;
         /* "greenlet is being finalized" (see runtime.current_execution): not a run's thread */
         if (!PyErr_ExceptionMatches(PyExc_RuntimeError))
             return NULL;
         PyErr_Clear();
         Py_RETURN_NONE;
     }
-    if (Py_TYPE(g) != (PyTypeObject *)PyTuple_GET_ITEM(pair, 1)) {
-        Py_DECREF(g);
-        Py_RETURN_NONE;
-    }
-    PyObject *ex = PyObject_GetAttr(g, S_task_execution);
-    Py_DECREF(g);
-    if (ex == NULL)
-        return NULL;
     int finished = is_true(ex, S_finished);
     if (finished == 0)
         return ex;
