@@ -585,7 +585,7 @@ def _make(real: Any, shim: str, *args: Any, **kwargs: Any) -> Any:
         return real(*args, **kwargs)
     # Untraced (SCHED-88): the walk of the stack, and a shim made from no argument of the
     # program's (a Lock, an Event); one made from the program's arguments is made traced.
-    tstate = ex.untraced() if ex._tstate is not None and ex.tracer.untraced_pays else None
+    tstate = ex.untraced_where_it_pays()
     try:
         if _importing():
             make = real
@@ -594,8 +594,7 @@ def _make(real: Any, shim: str, *args: Any, **kwargs: Any) -> Any:
             if not args and not kwargs:
                 return make()
     finally:
-        if tstate is not None:
-            ex.traced_again(tstate)
+        ex.traced_again(tstate)
     return make(*args, **kwargs)
 
 

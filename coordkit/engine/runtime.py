@@ -543,8 +543,7 @@ class Execution:
                     return
                 # A thread ended (or parked with nothing else runnable): the engine picks the
                 # next one untraced, as at a point (SCHED-88).
-                tstate = (self.untraced() if self._tstate is not None
-                          and self.tracer.untraced_pays else None)
+                tstate = self.untraced_where_it_pays()
                 try:
                     nxt = self._next(self.current)
                 finally:
@@ -668,6 +667,13 @@ class Execution:
         self.tracer.stop_tracing(tstate)
         self.in_callback = True
         return tstate
+
+    def untraced_where_it_pays(self) -> int | None:
+        """``untraced`` where engine code that makes no point gains by it (3.11's settrace:
+        ``Tracer.untraced_pays``); elsewhere None, which ``traced_again`` ignores."""
+        if self._tstate is None or not self.tracer.untraced_pays:
+            return None
+        return self.untraced()
 
     def traced_again(self, tstate: int | None) -> None:
         """Undo ``untraced`` (given what it returned)."""
