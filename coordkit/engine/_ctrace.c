@@ -635,13 +635,33 @@ enum { ACTS = 1, COUNTS = 2 };
 static PyObject *LINE_KIND;  /* "line" */
 static PyObject *S_unseen, *S_names_again, *S_accesses;
 
+/* A Local is a frame's f_trace and holds the run (ex): a frame a traceback keeps (a thread
+ * that was killed) makes a cycle through it, which the collector must see to free. */
+static int
+Local_traverse(Local *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->point);
+    Py_VISIT(self->instruction);
+    Py_VISIT(self->ex);
+    Py_VISIT(self->tracer);
+    return 0;
+}
+
+static int
+Local_clear(Local *self)
+{
+    Py_CLEAR(self->point);
+    Py_CLEAR(self->instruction);
+    Py_CLEAR(self->ex);
+    Py_CLEAR(self->tracer);
+    return 0;
+}
+
 static void
 Local_dealloc(Local *self)
 {
-    Py_XDECREF(self->point);
-    Py_XDECREF(self->instruction);
-    Py_XDECREF(self->ex);
-    Py_XDECREF(self->tracer);
+    PyObject_GC_UnTrack(self);
+    Local_clear(self);
     PyMem_Free(self->bits);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -805,10 +825,12 @@ static PyTypeObject LocalType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "coordkit.engine._ctrace.Local",
     .tp_basicsize = sizeof(Local),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "Local(point, instruction, ex, tracer, offsets): one traced frame's events",
     .tp_new = Local_new,
     .tp_dealloc = (destructor)Local_dealloc,
+    .tp_traverse = (traverseproc)Local_traverse,
+    .tp_clear = (inquiry)Local_clear,
     .tp_call = (ternaryfunc)Local_call,
 };
 
@@ -816,6 +838,8 @@ static int
 Local_event(Local *self, PyFrameObject *frame, int what)
 {
     PyObject *r;
+    if (self->ex == NULL)  /* cleared by the collector (Local_clear) */
+        return 0;
     if (what == PyTrace_LINE) {  /* (only where the frame's f_trace_lines is set) */
         int stayed = ck_stay(self->ex, LINE_KIND, EMPTY, 1);
         if (stayed)

@@ -196,6 +196,11 @@ class Recorder:
         if step is not None and self.steps is not None:  # (None: a known step, or unwinding)
             step.footprint.append(Effect(label, access, f"{field!r}"))
 
+    def close(self) -> None:
+        """The run is over: let go of the objects labelled (``Execution.close``)."""
+        self._memory.clear()
+        self._owners.clear()
+
     def _label_memory(self, owner: Any, keep: Any) -> str:
         """A new label for ``owner``.  While the label stands its id must not name another
         object: the object is held weakly (its label goes when it does) or, when it

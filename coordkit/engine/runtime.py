@@ -575,7 +575,9 @@ class Execution:
 
     def close(self) -> None:
         """The run is over and read (``Run.of``): cut the reference cycles its threads made
-        (task - greenlet - execution, task - ``Thread`` - task, the shims - execution), so
+        (task - greenlet - execution, task - ``Thread`` - task, the shims - execution, the
+        objects the tracer, the recorder and the race detector hold - execution, a thread's
+        exception - its traceback's frames - execution), so
         that reference counting frees the run when it is dropped and it leaves the cyclic
         collector nothing to collect between runs (SCHED-60: collecting it cost ~6% of a
         small run).  A thread left running (``leaked``) keeps its links: it may still
@@ -586,10 +588,21 @@ class Execution:
                 task.glet = None
                 task.thread = None
                 task.target = _ran
+            task.exception = task.parked_on = None  # (a killed waiter's queue holds it)
+        self.thread_exceptions = []  # (their tracebacks hold the run's frames)
         self.shims = None
         # The driver is the session worker's main greenlet, and a session's last run outlives
         # that thread: held here, it was found freed by a later collection (a segfault).
         self._driver = None
+        if self.leaked:
+            return
+        # What holds the run's objects, and so the shims that hold the execution: the
+        # tracer's pending instruction, the objects the recorder and the race detector keep
+        # for their labels (and their weak references' callbacks, which hold them).
+        for part in (self.recorder, self.races):
+            if part is not None:
+                part.close()
+        self.tracer = self.races = self.recorder = None
 
     def _unwind(self) -> None:
         for task in self.tasks:

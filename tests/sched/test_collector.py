@@ -6,6 +6,7 @@ import asyncio
 import gc
 import threading
 import time
+import types
 
 import pytest
 
@@ -121,28 +122,56 @@ def test_a_harness_step_holds_the_collector_and_gives_it_back():
     assert gc.isenabled()
 
 
-@pytest.mark.parametrize("program", [programs.locked_counter, programs.one_slot_buffer],
-                         ids=["locked_counter", "one_slot_buffer"])
-def test_an_explorations_runs_leave_the_collector_nothing_of_theirs(program):
+def _buffer_2p_2c() -> None:
+    programs.condition_buffer(2, 2, 2)
+
+
+# What holds a run's objects differs by how it is explored: the race detector (races on),
+# DPOR's footprint recorder, and runs DPOR abandons part-way (their threads are killed in
+# Condition waits, and each dies of an exception whose traceback holds its frames).
+_EXPLORATIONS = {
+    "random, races ignored": dict(strategy="random", seed=1, max_schedules=5,
+                                  races="ignore"),
+    "random, races detected": dict(strategy="random", seed=1, max_schedules=5),
+    "dpor, runs abandoned": dict(max_schedules=60),
+}
+
+
+@pytest.mark.parametrize("how", list(_EXPLORATIONS))
+@pytest.mark.parametrize("program", [programs.locked_counter, programs.one_slot_buffer,
+                                     _buffer_2p_2c],
+                         ids=["locked_counter", "one_slot_buffer", "buffer_2p_2c"])
+def test_an_explorations_runs_leave_the_collector_nothing_of_theirs(program, how):
     """SCHED-60: a run read by its session is closed: its threads' links to each other,
-    their greenlets, ``Thread`` objects and the execution are cut, so reference counting
-    frees every run and no execution, task or greenlet is left for the collector."""
+    their greenlets, ``Thread`` objects, their exceptions, the objects its tracer, recorder
+    and race detector hold, and the execution are cut, so reference counting frees every
+    run and no execution, task, greenlet, frame or traceback is left for the collector."""
     from coordkit.engine.runtime import Execution
     from coordkit.engine.task import Task, TaskGreenlet
 
+    options = dict(_EXPLORATIONS[how])
+    dfs = coordkit.DFSScheduler(None, equivalence="lock-aware")
+    if how.startswith("dpor"):
+        options["strategy"] = dfs
     gc.collect()
     was = gc.isenabled()
     gc.disable()
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:
-        coordkit.explore(program, strategy="random", seed=1, max_schedules=5,
-                         granularity="sync", races="ignore", shrink=False)
+        result = coordkit.explore(program, granularity="sync", shrink=False, **options)
         gc.collect()
-        left = [type(o).__name__ for o in gc.garbage
-                if isinstance(o, (Execution, Task, TaskGreenlet, threading.Thread))]
+        left = sorted({type(o).__name__ for o in gc.garbage
+                       if isinstance(o, (Execution, Task, TaskGreenlet, threading.Thread,
+                                         types.FrameType, types.TracebackType))})
+        # Nor kept alive where the collector cannot see (the C tracer's frame tracers).
+        alive = sum(isinstance(o, Execution) for o in gc.get_objects())
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
         if was:
             gc.enable()
+    assert result.failure is None
+    if how.startswith("dpor") and program is _buffer_2p_2c:
+        assert dfs.schedules > dfs.classes  # some runs were abandoned
     assert left == []
+    assert alive == 0
