@@ -647,7 +647,9 @@ else:
                         tracer.unseen = None if task is None else task.step
             elif event == "line":
                 ex.callback_point("line")
-            return trace
+            # (Itself, as the frame holds it: a closure naming itself would be a cycle
+            # through the run, left to the collector, SCHED-60.)
+            return frame.f_trace
 
         return trace
 
