@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 
 from coordkit.engine.points import ANY, PROCEEDING, READ, STOPS, WRITE, Effect, Step, lets_proceed, stutters
 
-__all__ = ["Coarsening", "HappensBefore", "awaited_checks"]
+__all__ = ["Coarsening", "HappensBefore"]
 
 _RUNS = ".run"
 
@@ -75,7 +75,8 @@ class HappensBefore:
         # The coarser equivalence (SCHED-80): critical sections that do not conflict
         # commute, and so do waits on a Condition no partial notify observes.
         self.lock_aware = lock_aware
-        self._view: _View | None = None
+        self._view: _View | None = None  # of the run analysed last
+        self._walked: _View | None = None  # the latest made (view_of)
         self._n = 0  # threads a clock has room for
         # What analysing the next step reads, and how to take each step back: the
         # changes a step made, as (container, key, value before) (_MISSING: no key).
@@ -98,7 +99,7 @@ class HappensBefore:
         analysed last (the same operations, in the same order, with the same labels):
         only the steps from ``races_from`` on are analysed again."""
         if self.lock_aware:
-            view = _View(steps)
+            view = self.view_of(steps)
             if self._view is None or view.dependence != self._view.dependence:
                 races_from = 0  # decided on the whole run: the kept analysis used another
             else:
@@ -110,6 +111,19 @@ class HappensBefore:
         self._room(max((s.point.thread for s in steps[len(self.tid):]), default=-1) + 1)
         for j in range(len(self.tid), len(steps)):
             self._add(j, j >= races_from)
+
+    def view_of(self, steps: Sequence[Step]) -> _View:
+        """The lock-aware view of ``steps`` (SCHED-80), walking only the steps after
+        those it shares with the latest view made."""
+        walked = self._walked
+        if walked is None or walked.steps is not steps:
+            walked = self._walked = _View(steps, walked)
+        return walked
+
+    def covered(self, steps: Sequence[Step]) -> dict[int, frozenset[int]]:
+        """For each step of ``steps`` in a critical section whose notify woke failed
+        checks, those checks' steps (SCHED-96)."""
+        return self.view_of(steps).covered
 
     @property
     def dependence(self) -> Coarsening | None:
@@ -523,31 +537,61 @@ class _View:
     unknown), and no acquire of it was tried or timed out (a ``try``, a ``locked()``),
     and none is held when the run ends.  A Condition is *observed* when a notify woke
     some of its waiters but not all (``choose``): it read the order in which they began
-    to wait."""
+    to wait.
 
-    def __init__(self, steps: Sequence[Step]) -> None:
-        holds: dict[str, tuple[int, int]] = {}  # as _holds_begun keeps it
-        begun_at: dict[str, int] = {}  # lock -> the acquire that began its hold
-        not_plain: set[str] = set()
-        locks: set[str] = set()
-        observed: set[str] = set()
+    The walk over the steps is kept, step by step: a view of a run that begins with
+    another view's steps (the same ``Step`` objects: a search's next run, or a prefix of
+    the run) walks only the steps after them (``previous``).  The dependence and the
+    await rule are read off the whole run, again for each view."""
+
+    def __init__(self, steps: Sequence[Step], previous: _View | None = None) -> None:
+        self.steps = steps
+        keep = _same_steps(previous.steps, steps) if previous is not None else 0
+        if keep:
+            held, begun_at, self._sets = previous._after[keep - 1]
+            holds, begun_at = dict(held), dict(begun_at)
+            self._after = previous._after[:keep]
+            self._facts = previous._facts[:keep]
+            self.held_before = previous.held_before[:keep]
+            self.acquires = {key: [k for k in ks if k < keep]
+                             for key, ks in previous.acquires.items() if ks[0] < keep}
+        else:
+            holds, begun_at, self._sets = {}, {}, (frozenset(), frozenset(), frozenset())
+            self._after = []
+            self._facts = []
+            # (lock, its acquire)
+            self.held_before: list[tuple[tuple[str, int], ...]] = []
+            self.acquires: dict[tuple[int, str], list[int]] = {}  # (thread, lock) -> acquires
+        self._walk(steps, keep, holds, begun_at)
         self.threads = [step.thread for step in steps]
-        self.held_before: list[tuple[tuple[str, int], ...]] = []  # (lock, its acquire)
-        self.acquires: dict[tuple[int, str], list[int]] = {}  # (thread, lock) -> acquires
-        for k, step in enumerate(steps):
+        not_plain, locks, observed = self._sets
+        not_plain = not_plain | frozenset(holds)  # held when the run ended: a deadlock, or never released
+        self.dependence = Coarsening(locks - not_plain, observed)
+        self.relaxed = self.dependence.relaxed
+        self.covered = _Awaits(self.relaxed, self.dependence.observed).read(steps, self._facts)
+
+    def _walk(self, steps: Sequence[Step], start: int, holds: dict[str, tuple[int, int]],
+              begun_at: dict[str, int]) -> None:
+        """Read steps ``start`` on, from the state after the one before."""
+        not_plain, locks, observed = (set(x) for x in self._sets)
+        sizes = len(not_plain), len(locks), len(observed)
+        for k in range(start, len(steps)):
+            step = steps[k]
             t = step.thread
             self.held_before.append(tuple((lock, begun_at[lock]) for lock in holds))
             inside = {lock for lock, (h, _) in holds.items() if h == t}
-            begun = [] if stutters(step) else _holds_begun(step, holds, [])
+            stutter = stutters(step)
+            begun = [] if stutter else _holds_begun(step, holds, [])
             for lock in begun:
                 begun_at[lock] = k
                 self.acquires.setdefault((t, lock), []).append(k)
             still = {lock for lock, (h, _) in holds.items() if h == t}
-            _classify(step, inside, set(begun), still, locks, not_plain, observed)
-        not_plain.update(holds)  # held when the run ended: a deadlock, or never released
-        self.dependence = Coarsening(frozenset(locks - not_plain), frozenset(observed))
-        self.relaxed = self.dependence.relaxed
-        self.covered = _Awaits(self.relaxed, self.dependence.observed).read(steps)
+            self._facts.append((frozenset(inside), begun, still))
+            _classify(step, stutter, inside, set(begun), still, locks, not_plain, observed)
+            if sizes != (len(not_plain), len(locks), len(observed)):  # (they only grow)
+                sizes = len(not_plain), len(locks), len(observed)
+                self._sets = frozenset(not_plain), frozenset(locks), frozenset(observed)
+            self._after.append((dict(holds), dict(begun_at), self._sets))
 
     def sections_race(self, i: int, j: int) -> tuple[int, int] | None:
         """The race that reverses race ``(i, j)`` of the run's steps where a relaxed lock
@@ -573,8 +617,17 @@ class _View:
             i = best[0]
 
 
-def _classify(step: Step, inside: set[str], begun: set[str], still: set[str], locks: set[str],
-              not_plain: set[str], observed: set[str]) -> None:
+def _same_steps(before: Sequence[Step], now: Sequence[Step]) -> int:
+    """How many steps ``now`` begins with that are ``before``'s (the same objects)."""
+    n = min(len(before), len(now))
+    for k in range(n):
+        if before[k] is not now[k]:
+            return k
+    return n
+
+
+def _classify(step: Step, stutter: bool, inside: set[str], begun: set[str], still: set[str],
+              locks: set[str], not_plain: set[str], observed: set[str]) -> None:
     """Read one step for ``_View``: the locks it touches, those whose section it makes
     not plain, the Conditions whose waiters' order it observes.  ``inside``: the locks
     its thread holds before it (changed as its effects take and let go of locks);
@@ -582,7 +635,6 @@ def _classify(step: Step, inside: set[str], begun: set[str], still: set[str], lo
     footprint = step.footprint
     if any(e.op == "resume" for e in footprint):
         footprint = footprint[1:]  # its opening effect took nothing (_holds_begun)
-    stutter = stutters(step)
     for e in footprint:
         obj = e.obj
         if e.op == "opaque":  # a library's lock: its sections run untraced code
@@ -617,12 +669,6 @@ def _plain_in_section(e: Effect) -> bool:
         obj.endswith(".run") and e.op == "wake")
 
 
-def awaited_checks(steps: Sequence[Step]) -> dict[int, frozenset[int]]:
-    """Under the lock-aware equivalence, for each step of a critical section whose notify
-    woke failed checks, those checks' steps (SCHED-96)."""
-    return _View(steps).covered
-
-
 def _first_change(before: dict[int, frozenset[int]], after: dict[int, frozenset[int]]) -> int:
     """The first step whose covered checks (``_View.covered``) differ between two runs
     (a number past every step when none does): the analysis of the steps before it stands."""
@@ -650,7 +696,6 @@ class _Awaits:
 
     def __init__(self, relaxed: frozenset[str], observed: frozenset[str]) -> None:
         self.relaxed, self.observed = relaxed, observed
-        self.holds: dict[str, tuple[int, int]] = {}  # as _holds_begun keeps it
         self.section: dict[str, list[int]] = {}  # relaxed lock -> its current hold's steps
         # relaxed lock -> the checks its current hold's notifies woke (steps, read before)
         self.woken: dict[str, list[tuple[list[int], frozenset[str]]]] = {}
@@ -661,14 +706,17 @@ class _Awaits:
         self.before_acquire: dict[int, frozenset[str]] = {}  # thread -> (the latter)
         self.covered: dict[int, frozenset[int]] = {}
 
-    def read(self, steps: Sequence[Step]) -> dict[int, frozenset[int]]:
-        """For each step of a hold whose notify woke failed checks, their steps."""
+    def read(self, steps: Sequence[Step], holds: Sequence[tuple[AbstractSet[str], list[str],
+                                                                AbstractSet[str]]],
+             ) -> dict[int, frozenset[int]]:
+        """For each step of a hold whose notify woke failed checks, their steps.
+        ``holds``: for each step, the locks its thread held before it, the holds it
+        began, and the locks its thread holds after it (``_View``'s walk)."""
         if not self.relaxed:
             return self.covered
         for k, step in enumerate(steps):
             t = step.thread
-            held = {lock for lock, (h, _) in self.holds.items() if h == t}
-            begun = [] if stutters(step) else _holds_begun(step, self.holds, [])
+            held, begun, still = holds[k]
             mine = [lock for lock in (*held, *begun) if lock in self.relaxed]
             for lock in begun:
                 if lock in self.relaxed:
@@ -678,7 +726,7 @@ class _Awaits:
             self._check(k, step, t, begun, bool(mine))
             self._wakes(step, mine)
             for lock in mine:
-                if self.holds.get(lock, (-1, 0))[0] != t:  # the hold ended
+                if lock not in still:  # the hold ended
                     self._cover(lock, steps)
         return self.covered
 

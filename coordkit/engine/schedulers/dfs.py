@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
 
-from coordkit.engine.dpor import Coarsening, HappensBefore, awaited_checks
+from coordkit.engine.dpor import Coarsening, HappensBefore
 from coordkit.engine.points import ANY, WRITE, Effect, Point, Step, stutters
 from coordkit.engine.schedulers.base import PRUNE, FinishedRun, Scheduler, check_flag, check_int
 from coordkit.errors import TraceDivergedError
@@ -570,7 +570,7 @@ class DFSScheduler(Scheduler):
                     for m in range(node.step, k)):
                 continue
             if not covered:  # the whole run's analysis: only where it may decide
-                covered.append(awaited_checks(steps))
+                covered.append(self._hb.covered(steps))
             checks = covered[0].get(k, frozenset())
             if node.step in checks and all(m in checks for m in range(node.step, k)
                                            if steps[m].thread == waiter):
