@@ -677,6 +677,7 @@ def _first_change(before: dict[int, frozenset[int]], after: dict[int, frozenset[
 
 
 _CHECK_OPS = frozenset({"wait", "waits"})  # what a check does to the Condition it waits on
+_WAKE_OPS = frozenset({"wake", "resume"})  # a waiter woken, or resumed after a timeout
 
 
 class _Awaits:
@@ -724,7 +725,8 @@ class _Awaits:
             for lock in mine:
                 self.section[lock].append(k)
             self._check(k, step, t, begun, bool(mine))
-            self._wakes(step, mine)
+            if self.waiting:
+                self._wakes(step, mine)
             for lock in mine:
                 if lock not in still:  # the hold ended
                     self._cover(lock, steps)
@@ -757,10 +759,11 @@ class _Awaits:
 
     def _wakes(self, step: Step, mine: list[str]) -> None:
         """Note the failed checks a notify of ``step``, in a hold of ``mine``, woke."""
+        woke = [e for e in step.footprint if e.op in _WAKE_OPS]
+        if not woke:
+            return
         notified = {e.obj for e in step.footprint if e.op == "notify"}
-        for e in step.footprint:
-            if e.op not in ("wake", "resume"):
-                continue
+        for e in woke:
             waited = self.waiting.pop(e.obj, None)  # woken, or resumed after a timeout
             if waited is not None and e.op == "wake" and waited[0] in notified and (
                     waited[1] in mine):
