@@ -122,6 +122,31 @@ def test_the_await_programs_reach_every_outcome(program):
     assert full and reduced == full, (full - reduced, reduced - full)
 
 
+@pytest.mark.parametrize("program", [dpor_programs.buffer(2, 2, 1),
+                                     dpor_programs.notify_one_of_two_while_waiters,
+                                     *dpor_programs.AWAIT_PROGRAMS],
+                         ids=lambda p: getattr(p, "__name__", "buffer_2p2c1"))
+def test_a_view_walked_on_from_the_last_is_the_view_walked_afresh(program, monkeypatch):
+    """SCHED-80, SCHED-96: the lock-aware view of each run of a search, walked only from
+    where the run leaves the latest view's steps (and, for a prefix of a walked run, not
+    at all), is the view of the whole run walked from its first step: the dependence,
+    who held what before each step, the acquires and the covered checks."""
+    from coordkit.engine import dpor
+
+    made = dpor.HappensBefore.view_of
+    compared = []
+
+    def view_of(self, steps):
+        view, fresh = made(self, steps), dpor._View(steps)
+        assert (view.dependence, view.held_before, view.threads, view.covered) == (
+            fresh.dependence, fresh.held_before, fresh.threads, fresh.covered)
+        assert view.acquires == fresh.acquires
+        compared.append(dpor._same_steps(self._view.steps, steps) if self._view else 0)
+        return view
+
+    monkeypatch.setattr(dpor.HappensBefore, "view_of", view_of)
+    outcomes(program, DFSScheduler(None, equivalence="lock-aware"))
+    assert len(compared) > 3 and any(compared)  # some views were walked on from another
 
 
 @pytest.mark.parametrize(("program", "classes"), [
