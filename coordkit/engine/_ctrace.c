@@ -520,6 +520,84 @@ stay(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return Py_NewRef(r ? Py_True : Py_False);
 }
 
+/* ---- enabled: Execution._enabled, in C ----
+ *
+ * enabled(tasks, cur): the points of the runnable threads of the list `tasks`, `cur`
+ * first (None: from the first), then round-robin by id after it; a yielding `cur` whose
+ * point comes first goes last instead.  Read as _enabled reads them (a Task's fields at
+ * their slots, see above); configure() first. */
+
+static PyObject *
+enabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "enabled(tasks, cur): tasks is a list");
+        return NULL;
+    }
+    if (RUNNABLE_STATE == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "enabled: configure() first");
+        return NULL;
+    }
+    PyObject *tasks = args[0], *cur = args[1], *tid = NULL, *out = NULL;
+    Py_ssize_t n = PyList_GET_SIZE(tasks), start = 0;
+    int slots = 0;
+    if (cur != Py_None) {
+        if ((slots = task_slots(cur)) < 0 || (tid = task_get(cur, slots, T_TID)) == NULL)
+            return NULL;
+        start = PyLong_AsSsize_t(tid);
+        if (start == -1 && PyErr_Occurred())
+            goto error;
+    }
+    if ((out = PyList_New(0)) == NULL)
+        goto error;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t j = (start + i) % n;
+        if (j < 0)
+            j += n;  /* (Python's modulo) */
+        if (j >= PyList_GET_SIZE(tasks)) {
+            PyErr_SetString(PyExc_IndexError, "list index out of range");
+            goto error;
+        }
+        PyObject *t = Py_NewRef(PyList_GET_ITEM(tasks, j));
+        int s = task_slots(t);
+        PyObject *state = s < 0 ? NULL : task_get(t, s, T_STATE);
+        int r = state == NULL ? -1 : 0;
+        if (state == RUNNABLE_STATE) {
+            PyObject *pt = task_get(t, s, T_PT);
+            r = pt == NULL ? -1 : PyList_Append(out, pt);
+            Py_XDECREF(pt);
+        }
+        Py_XDECREF(state);
+        Py_DECREF(t);
+        if (r < 0)
+            goto error;
+    }
+    if (cur != Py_None) {
+        PyObject *y = task_get(cur, slots, T_YIELDING);
+        int yielding = y == NULL ? -1 : PyObject_IsTrue(y);
+        Py_XDECREF(y);
+        if (yielding < 0)
+            goto error;
+        if (yielding && PyList_GET_SIZE(out) > 1) {
+            PyObject *first = Py_NewRef(PyList_GET_ITEM(out, 0));
+            PyObject *thread = PySequence_GetItem(first, 0);
+            int same = thread == NULL ? -1 : PyObject_RichCompareBool(thread, tid, Py_EQ);
+            Py_XDECREF(thread);
+            if (same > 0 && (PySequence_DelItem(out, 0) < 0 || PyList_Append(out, first) < 0))
+                same = -1;
+            Py_DECREF(first);
+            if (same < 0)
+                goto error;
+        }
+    }
+    Py_XDECREF(tid);
+    return out;
+error:
+    Py_XDECREF(tid);
+    Py_XDECREF(out);
+    return NULL;
+}
+
 /* ---- line_event: sys.monitoring's LINE callback (3.12+), its hot path in C ----
  *
  * tracing._line_event's path for a line of the user's code, already instrumented, in a
@@ -1097,6 +1175,8 @@ static PyMethodDef methods[] = {
      "configure_lines(fallback, user_codes, instrumented, getcurrent, TaskGreenlet)."},
     {"line_event", (PyCFunction)(void (*)(void))line_event, METH_FASTCALL,
      "line_event(code, line): sys.monitoring's LINE callback, its hot path in C."},
+    {"enabled", (PyCFunction)(void (*)(void))enabled, METH_FASTCALL,
+     "enabled(tasks, cur): Execution._enabled(cur) of an Execution whose tasks are tasks."},
     {"stay", (PyCFunction)(void (*)(void))stay, METH_FASTCALL,
      "stay(ex, kind, obj, callback): take ex's scheduling point here where the running "
      "thread goes on (True), or do nothing (False: Execution._reach takes it); callback: "

@@ -125,6 +125,10 @@ ACCELERATED = _accelerator()
 # accelerator.
 stay_accelerated: Callable[[Execution, str, str, bool], bool] | None = (
     None if ACCELERATED is None else ACCELERATED.stay)
+# ``enabled_accelerated(tasks, cur)``: ``Execution._enabled(cur)`` in C (None without the
+# accelerator): the candidates at every choice point.
+enabled_accelerated: Callable[[list[Task], Task | None], list[Point]] | None = (
+    None if ACCELERATED is None else ACCELERATED.enabled)
 
 
 def current_execution() -> Execution | None:
@@ -926,7 +930,8 @@ class Execution:
             if not asked and cur is not None and cur.state is RUNNABLE and self._goes_on(cur):
                 return cur
             asked = False  # a deadline fired: the choice point is a new one
-            enabled = self._enabled(cur)
+            enabled = (self._enabled(cur) if enabled_accelerated is None
+                       else enabled_accelerated(self.tasks, cur))
             if enabled:
                 break
             if not self._fire_earliest_deadline():

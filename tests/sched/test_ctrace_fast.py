@@ -116,3 +116,27 @@ def test_a_call_of_the_users_code_is_decided_in_c_once_its_offsets_are_known(mon
     assert len(fast) == 30 and fast == slow
     # (the frames the C trace function traced made their line points)
     assert min(steps for _choices, steps in fast) > max(steps for _c, steps in explore("sync"))
+
+
+def _task(tid: int, state: str, *, yielding: bool = False) -> runtime.Task:
+    task = runtime.Task(tid, f"t{tid}", False, lambda: None, f"T{tid}", None, None, state)
+    task.pt = runtime.new_point((tid, "line", "", yielding, tid))
+    task.yielding = yielding
+    return task
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("yielding", [False, True])
+@pytest.mark.parametrize("cur", [None, 0, 1, 3])
+def test_the_candidates_made_in_c_are_those_of_execution_enabled(cur, yielding):
+    """SCHED-67: ``enabled(tasks, cur)`` lists the runnable threads' points in
+    ``Execution._enabled``'s order (current first, round-robin after it, a yielding current
+    last), whichever threads are parked or ended."""
+    ex = _execution(runtime.Execution)
+    states = [runtime.RUNNABLE, runtime.BLOCKED, runtime.RUNNABLE, runtime.RUNNABLE,
+              runtime.FINISHED]
+    ex.tasks = [_task(i, state, yielding=yielding and i == cur) for i, state in enumerate(states)]
+    current = None if cur is None else ex.tasks[cur]
+    assert runtime.ACCELERATED.enabled(ex.tasks, current) == ex._enabled(current)
+    with pytest.raises(TypeError):
+        runtime.ACCELERATED.enabled(tuple(ex.tasks), current)
