@@ -82,7 +82,7 @@ static PyObject *S_killing, *S_in_callers_code, *S_recorder, *S_invariant, *S_ra
     *S_current, *S_steps, *S_step_limit, *S_nondaemon_alive, *S_runnable, *S_state,
     *S_choices, *S_replayed, *S_stays, *S_yielding, *S_streak, *S_max_choices, *S_tid,
     *S_pt, *S_in_callback, *S_next, *S_switch, *EMPTY, *S_task_execution, *S_finished,
-    *S_tracer, *S_lines, *S_callback_point, *S_line;
+    *S_tracer, *S_lines, *S_callback_point, *S_line, *S_tstate, *S_point, *S_reach;
 
 static PyObject *
 configure(PyObject *self, PyObject *args)
@@ -152,7 +152,7 @@ typedef struct {
 static PyObject **EX_NAMES[] = {&S_killing, &S_in_callers_code, &S_recorder, &S_invariant,
     &S_races, &S_current, &S_steps, &S_step_limit, &S_nondaemon_alive, &S_runnable,
     &S_choices, &S_replayed, &S_stays, &S_streak, &S_max_choices, &S_in_callback,
-    &S_finished, &S_tracer};
+    &S_finished, &S_tracer, &S_tstate};
 static PyTypeObject *EX_TYPE = NULL;  /* the last class found plain (a strong reference) */
 static unsigned int EX_VERSION = 0;   /* its version tag then (a change gives a new one) */
 
@@ -518,6 +518,48 @@ stay(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (r < 0)
         return NULL;
     return Py_NewRef(r ? Py_True : Py_False);
+}
+
+/* ---- point: Execution.point, in C ----
+ *
+ * point(ex, kind, obj=""): ex.point(kind, obj), where the thread is untraced already (a
+ * shim's point, or ex has no tracer): nothing while the run unwinds or runs the caller's
+ * code; else the point taken by stay where the thread goes on, and by ex._reach where
+ * not.  A traced thread's point, and a kind or obj that is no str, is ex.point's, called
+ * as it is.  configure() first. */
+
+static PyObject *
+point(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 2 || nargs > 3) {
+        PyErr_SetString(PyExc_TypeError, "point(ex, kind, obj='')");
+        return NULL;
+    }
+    PyObject *ex = args[0], *kind = args[1], *obj = nargs == 3 ? args[2] : EMPTY;
+    if (POINT_TYPE == NULL || !PyUnicode_Check(kind) || !PyUnicode_Check(obj))
+        return PyObject_VectorcallMethod(S_point, args, nargs, NULL);
+    Attrs a;
+    int r;
+    if (attrs_of(ex, &a) < 0)
+        goto error;
+    if ((r = attr_is_true(&a, S_killing)) != 0 || (r = attr_is_true(&a, S_in_callers_code)) != 0) {
+        attrs_done(&a);
+        return r < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    if ((r = attr_is_true(&a, S_in_callback)) == 0 && (r = attr_is_none(&a, S_tstate)) == 0) {
+        attrs_done(&a);  /* traced: Execution.point stops tracing around the point */
+        return PyObject_VectorcallMethod(S_point, args, nargs, NULL);
+    }
+    if (r < 0 || (r = ck_stay_in(&a, kind, obj, 0)) < 0)
+        goto error;
+    attrs_done(&a);
+    if (r)
+        Py_RETURN_NONE;
+    PyObject *reach_args[] = {ex, kind, obj};
+    return PyObject_VectorcallMethod(S_reach, reach_args, 3, NULL);
+error:
+    attrs_done(&a);
+    return NULL;
 }
 
 /* ---- enabled: Execution._enabled, in C ----
@@ -1175,6 +1217,9 @@ static PyMethodDef methods[] = {
      "configure_lines(fallback, user_codes, instrumented, getcurrent, TaskGreenlet)."},
     {"line_event", (PyCFunction)(void (*)(void))line_event, METH_FASTCALL,
      "line_event(code, line): sys.monitoring's LINE callback, its hot path in C."},
+    {"point", (PyCFunction)(void (*)(void))point, METH_FASTCALL,
+     "point(ex, kind, obj=''): Execution.point(ex, kind, obj), where the thread is untraced "
+     "already in C (stay, else ex._reach), else ex.point."},
     {"enabled", (PyCFunction)(void (*)(void))enabled, METH_FASTCALL,
      "enabled(tasks, cur): Execution._enabled(cur) of an Execution whose tasks are tasks."},
     {"stay", (PyCFunction)(void (*)(void))stay, METH_FASTCALL,
@@ -1212,12 +1257,12 @@ PyInit__ctrace(void)
         &S_current, &S_steps, &S_step_limit, &S_nondaemon_alive, &S_runnable, &S_state,
         &S_choices, &S_replayed, &S_stays, &S_yielding, &S_streak, &S_max_choices, &S_tid,
         &S_pt, &S_in_callback, &S_next, &S_switch, &EMPTY, &S_task_execution, &S_finished,
-        &S_tracer, &S_lines, &S_callback_point, &S_line};
+        &S_tracer, &S_lines, &S_callback_point, &S_line, &S_tstate, &S_point, &S_reach};
     const char *texts[] = {"killing", "_in_callers_code", "recorder", "invariant", "races",
         "current", "steps", "step_limit", "_nondaemon_alive", "_runnable", "state",
         "choices", "replayed", "_stays", "yielding", "_streak", "max_choices", "tid",
         "pt", "in_callback", "_next", "_switch", "", "task_execution", "finished", "tracer",
-        "lines", "callback_point", "line"};
+        "lines", "callback_point", "line", "_tstate", "point", "_reach"};
     for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
         if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) {
             Py_DECREF(m);

@@ -73,7 +73,7 @@ from coordkit.engine.trace import CHOICES_PER_STEP, TRACE_THREADS
 
 __all__ = [
     "BLOCKED", "FINISHED", "RUNNABLE", "Event", "Execution", "Failure", "Kill", "QuietLoggers",
-    "Task", "WaitQueue", "WatchdogTimeout", "current_execution",
+    "Task", "WaitQueue", "WatchdogTimeout", "current_execution", "point_of",
 ]
 
 # Choice points in a row that one thread may keep the others waiting before it yields.
@@ -1166,3 +1166,9 @@ class Execution:
             self._fire_earliest_deadline()
         else:
             self.clock.now = until
+
+
+# ``point_of(ex, kind, obj="")``: ``ex.point(kind, obj)``, taken in C where the accelerator
+# is built and the thread is untraced (as a shim's thread is at its point): no Python
+# frame at most points of a run (issue 33).
+point_of: Callable[..., None] = Execution.point if ACCELERATED is None else ACCELERATED.point
