@@ -520,6 +520,40 @@ stay(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return Py_NewRef(r ? Py_True : Py_False);
 }
 
+/* ---- importing: patch._importing, in C ----
+ *
+ * importing(): whether a frame above the calling function's caller runs code of
+ * importlib's frozen bootstrap (its file name starts "<frozen importlib"): a module is
+ * being imported on the calling thread.  The same walk as patch._importing's. */
+
+static PyObject *IMPORTLIB_PREFIX = NULL;
+
+static PyObject *
+importing(PyObject *self, PyObject *unused)
+{
+    PyFrameObject *frame = PyEval_GetFrame();  /* (borrowed) the calling function's */
+    if (frame == NULL)
+        Py_RETURN_FALSE;
+    frame = PyFrame_GetBack(frame);  /* its caller's, as sys._getframe(2) in _importing */
+    while (frame != NULL) {
+        PyCodeObject *code = PyFrame_GetCode(frame);
+        Py_ssize_t match = PyUnicode_Check(code->co_filename)
+            ? PyUnicode_Tailmatch(code->co_filename, IMPORTLIB_PREFIX, 0, PY_SSIZE_T_MAX, -1)
+            : 0;
+        Py_DECREF(code);
+        if (match != 0) {
+            Py_DECREF(frame);
+            if (match < 0)
+                return NULL;
+            Py_RETURN_TRUE;
+        }
+        PyFrameObject *back = PyFrame_GetBack(frame);
+        Py_DECREF(frame);
+        frame = back;
+    }
+    Py_RETURN_FALSE;
+}
+
 /* ---- point: Execution.point, in C ----
  *
  * point(ex, kind, obj=""): ex.point(kind, obj), where the thread is untraced already (a
@@ -1217,6 +1251,9 @@ static PyMethodDef methods[] = {
      "configure_lines(fallback, user_codes, instrumented, getcurrent, TaskGreenlet)."},
     {"line_event", (PyCFunction)(void (*)(void))line_event, METH_FASTCALL,
      "line_event(code, line): sys.monitoring's LINE callback, its hot path in C."},
+    {"importing", importing, METH_NOARGS,
+     "importing(): patch._importing(), in C: a frame above the caller's caller is "
+     "importlib's."},
     {"point", (PyCFunction)(void (*)(void))point, METH_FASTCALL,
      "point(ex, kind, obj=''): Execution.point(ex, kind, obj), where the thread is untraced "
      "already in C (stay, else ex._reach), else ex.point."},
@@ -1257,12 +1294,14 @@ PyInit__ctrace(void)
         &S_current, &S_steps, &S_step_limit, &S_nondaemon_alive, &S_runnable, &S_state,
         &S_choices, &S_replayed, &S_stays, &S_yielding, &S_streak, &S_max_choices, &S_tid,
         &S_pt, &S_in_callback, &S_next, &S_switch, &EMPTY, &S_task_execution, &S_finished,
-        &S_tracer, &S_lines, &S_callback_point, &S_line, &S_tstate, &S_point, &S_reach};
+        &S_tracer, &S_lines, &S_callback_point, &S_line, &S_tstate, &S_point, &S_reach,
+        &IMPORTLIB_PREFIX};
     const char *texts[] = {"killing", "_in_callers_code", "recorder", "invariant", "races",
         "current", "steps", "step_limit", "_nondaemon_alive", "_runnable", "state",
         "choices", "replayed", "_stays", "yielding", "_streak", "max_choices", "tid",
         "pt", "in_callback", "_next", "_switch", "", "task_execution", "finished", "tracer",
-        "lines", "callback_point", "line", "_tstate", "point", "_reach"};
+        "lines", "callback_point", "line", "_tstate", "point", "_reach",
+        "<frozen importlib"};
     for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
         if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) {
             Py_DECREF(m);

@@ -28,7 +28,7 @@ from typing import Any
 from coordkit import sync
 from coordkit.engine import aio, shims
 from coordkit.engine.points import STOPS, THREADS
-from coordkit.engine.runtime import Execution, current_execution, point_of
+from coordkit.engine.runtime import ACCELERATED, Execution, current_execution, point_of
 from coordkit.engine.task import FINISHED, Kill, Task, WaitQueue, call_excepthook, check_timeout
 from coordkit.engine.tracing import library_calls
 
@@ -562,7 +562,7 @@ def stable_hashes(cls: type) -> None:
 # -- module patching -----------------------------------------------------------
 
 
-def _importing() -> bool:
+def _importing_walk() -> bool:
     """True while a module is being imported on the calling thread.
 
     A controlled thread's stack ends at the runtime's entry point, so this means a
@@ -577,6 +577,12 @@ def _importing() -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+# ``_importing()``: the same walk, in C where the accelerator is built (each shim made in a
+# run asks, a thread's Event included).
+_importing: Callable[[], bool] = (_importing_walk if ACCELERATED is None
+                                  else ACCELERATED.importing)
 
 
 def _make(real: Any, shim: str, *args: Any, **kwargs: Any) -> Any:

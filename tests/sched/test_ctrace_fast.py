@@ -4,6 +4,7 @@ user's code itself only where the Python global trace function would decide it t
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import pytest
@@ -140,3 +141,29 @@ def test_the_candidates_made_in_c_are_those_of_execution_enabled(cur, yielding):
     assert runtime.ACCELERATED.enabled(ex.tasks, current) == ex._enabled(current)
     with pytest.raises(TypeError):
         runtime.ACCELERATED.enabled(tuple(ex.tasks), current)
+
+
+def _both_walks() -> tuple[bool, bool]:
+    from coordkit.engine import patch
+
+    return patch._importing(), patch._importing_walk()
+
+
+@pytest.mark.timeout(30)
+def test_the_import_walk_made_in_c_is_patch_importing_walk(tmp_path, monkeypatch):
+    """``importing()`` answers as ``patch._importing_walk``: True while a module is being
+    imported on the calling thread (a frame above the caller's caller is importlib's),
+    else False."""
+    from coordkit.engine import patch
+
+    assert patch._importing is runtime.ACCELERATED.importing
+    assert _both_walks() == (False, False)
+    (tmp_path / "ck_walked_at_import.py").write_text(
+        "from tests.sched.test_ctrace_fast import _both_walks\nSEEN = _both_walks()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        import ck_walked_at_import
+
+        assert ck_walked_at_import.SEEN == (True, True)
+    finally:
+        sys.modules.pop("ck_walked_at_import", None)
