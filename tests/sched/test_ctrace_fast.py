@@ -167,3 +167,32 @@ def test_the_import_walk_made_in_c_is_patch_importing_walk(tmp_path, monkeypatch
         assert ck_walked_at_import.SEEN == (True, True)
     finally:
         sys.modules.pop("ck_walked_at_import", None)
+
+
+@pytest.mark.timeout(30)
+def test_the_point_made_in_c_is_execution_point():
+    """``point(ex, kind, obj)`` does what ``Execution.point`` does: nothing while the run
+    unwinds, ``ex.point`` itself for a traced thread (it stops tracing around the point),
+    and for an untraced one the point taken by ``stay`` or else by ``ex._reach``."""
+    calls = []
+
+    class Watched(runtime.Execution):
+        def point(self, kind, obj=""):
+            calls.append(("point", kind, obj))
+
+        def _reach(self, kind, obj):
+            calls.append(("reach", kind, obj))
+
+    ex = _execution(Watched)
+    ex._tstate, ex.in_callback = 1, False  # a traced thread
+    assert runtime.ACCELERATED.point(ex, "acquire", "Lock#1") is None
+    assert calls == [("point", "acquire", "Lock#1")]
+    calls.clear()
+    ex._tstate = None
+    ex.killing = True
+    runtime.ACCELERATED.point(ex, "acquire", "Lock#1")
+    assert calls == []
+    ex.killing = False
+    runtime.ACCELERATED.point(ex, "acquire")  # no thread runs: stay declines, _reach takes it
+    assert calls == [("reach", "acquire", "")]
+    assert runtime.point_of is runtime.ACCELERATED.point
