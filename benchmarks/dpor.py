@@ -18,8 +18,10 @@ as ``>= N``: those its unbounded level ran).
 
 Where valgrind is installed, a second table counts instructions (callgrind, in a child
 process of this script): per plain run, and per DPOR schedule over the search's first
-schedules.  Each is a difference of two counts, ``N`` runs minus ``N/10``, so the start-up
-cancels; unlike CPU time it does not move with the machine's load.
+schedules; and per run of the program uncontrolled (called as it is: plain ``threading``,
+real OS threads, no coordkit), what a controlled run's cost compares with.  Each is a
+difference of two counts, ``N`` runs minus ``N/10``, so the start-up cancels; unlike CPU
+time it does not move with the machine's load.
 
     python benchmarks/dpor.py            # ~2-4 min on 2 cores
     python benchmarks/dpor.py --budget 10 --no-instructions
@@ -211,10 +213,14 @@ CASES = [
 
 def count(case: int, kind: str, n: int) -> None:
     """Make ``n`` runs of case ``case`` (the child process that callgrind counts):
-    ``plain`` (random, no footprints, no race detection) or ``dpor`` (the search's first
-    ``n`` schedules)."""
+    ``plain`` (random, no footprints, no race detection), ``dpor`` (the search's first
+    ``n`` schedules) or ``uncontrolled`` (the program called ``n`` times as it is: plain
+    ``threading``, real OS threads, no coordkit: what the program itself costs)."""
     _name, fn, granularity = CASES[case]
-    if kind == "plain":
+    if kind == "uncontrolled":
+        for _ in range(n):
+            fn()
+    elif kind == "plain":
         coordkit.explore(fn, strategy="random", seed=1, max_schedules=n,
                          granularity=granularity, races="ignore", shrink=False)
     else:
@@ -243,18 +249,23 @@ def instructions(case: int, kind: str, n: int) -> float | None:
 
 def instruction_table(n: int) -> None:
     print(f"\nInstructions (callgrind; {n} runs minus {n // 10}): M per plain run, M per DPOR "
-          "schedule (its first schedules)")
+          "schedule (its first schedules), M per uncontrolled run (the program called as it "
+          "is: real threads, no coordkit; once per program)")
     print("| program | granularity | M instr per plain run | M instr per DPOR schedule | "
-          "DPOR / plain |")
-    print("|---|---|---|---|---|")
+          "DPOR / plain | M instr per uncontrolled run | plain / uncontrolled |")
+    print("|---|---|---|---|---|---|---|")
+    uncontrolled: dict[str, float] = {}
     for case, (name, _fn, granularity) in enumerate(CASES):
         plain = instructions(case, "plain", n)
         if plain is None:
             print("(valgrind not installed: no instruction counts)")
             return
         dpor = instructions(case, "dpor", n)
-        print(f"| {name} | {granularity} | {plain / 1e6:.2f} | {dpor / 1e6:.2f} | "
-              f"{dpor / plain:.1f}x |", flush=True)
+        if name not in uncontrolled:  # the same program at another granularity
+            uncontrolled[name] = instructions(case, "uncontrolled", n) or 0.0
+        own = uncontrolled[name]
+        print(f"| {name} | {granularity} | {plain / 1e6:.3f} | {dpor / 1e6:.2f} | "
+              f"{dpor / plain:.1f}x | {own / 1e6:.3f} | {plain / own:.1f}x |", flush=True)
 
 
 def main() -> None:

@@ -82,7 +82,7 @@ static PyObject *S_killing, *S_in_callers_code, *S_recorder, *S_invariant, *S_ra
     *S_current, *S_steps, *S_step_limit, *S_nondaemon_alive, *S_runnable, *S_state,
     *S_choices, *S_replayed, *S_stays, *S_yielding, *S_streak, *S_max_choices, *S_tid,
     *S_pt, *S_in_callback, *S_next, *S_switch, *EMPTY, *S_task_execution, *S_finished,
-    *S_tracer, *S_lines, *S_callback_point, *S_line;
+    *S_tracer, *S_lines, *S_callback_point, *S_line, *S_tstate, *S_point, *S_reach;
 
 static PyObject *
 configure(PyObject *self, PyObject *args)
@@ -152,7 +152,7 @@ typedef struct {
 static PyObject **EX_NAMES[] = {&S_killing, &S_in_callers_code, &S_recorder, &S_invariant,
     &S_races, &S_current, &S_steps, &S_step_limit, &S_nondaemon_alive, &S_runnable,
     &S_choices, &S_replayed, &S_stays, &S_streak, &S_max_choices, &S_in_callback,
-    &S_finished, &S_tracer};
+    &S_finished, &S_tracer, &S_tstate};
 static PyTypeObject *EX_TYPE = NULL;  /* the last class found plain (a strong reference) */
 static unsigned int EX_VERSION = 0;   /* its version tag then (a change gives a new one) */
 
@@ -518,6 +518,160 @@ stay(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (r < 0)
         return NULL;
     return Py_NewRef(r ? Py_True : Py_False);
+}
+
+/* ---- importing: patch._importing, in C ----
+ *
+ * importing(): whether a frame above the calling function's caller runs code of
+ * importlib's frozen bootstrap (its file name starts "<frozen importlib"): a module is
+ * being imported on the calling thread.  The same walk as patch._importing's. */
+
+static PyObject *IMPORTLIB_PREFIX = NULL;
+
+static PyObject *
+importing(PyObject *self, PyObject *unused)
+{
+    PyFrameObject *frame = PyEval_GetFrame();  /* (borrowed) the calling function's */
+    if (frame == NULL)
+        Py_RETURN_FALSE;
+    frame = PyFrame_GetBack(frame);  /* its caller's, as sys._getframe(2) in _importing */
+    while (frame != NULL) {
+        PyCodeObject *code = PyFrame_GetCode(frame);
+        Py_ssize_t match = PyUnicode_Check(code->co_filename)
+            ? PyUnicode_Tailmatch(code->co_filename, IMPORTLIB_PREFIX, 0, PY_SSIZE_T_MAX, -1)
+            : 0;
+        Py_DECREF(code);
+        if (match != 0) {
+            Py_DECREF(frame);
+            if (match < 0)
+                return NULL;
+            Py_RETURN_TRUE;
+        }
+        PyFrameObject *back = PyFrame_GetBack(frame);
+        Py_DECREF(frame);
+        frame = back;
+    }
+    Py_RETURN_FALSE;
+}
+
+/* ---- point: Execution.point, in C ----
+ *
+ * point(ex, kind, obj=""): ex.point(kind, obj), where the thread is untraced already (a
+ * shim's point, or ex has no tracer): nothing while the run unwinds or runs the caller's
+ * code; else the point taken by stay where the thread goes on, and by ex._reach where
+ * not.  A traced thread's point, and a kind or obj that is no str, is ex.point's, called
+ * as it is.  configure() first. */
+
+static PyObject *
+point(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 2 || nargs > 3) {
+        PyErr_SetString(PyExc_TypeError, "point(ex, kind, obj='')");
+        return NULL;
+    }
+    PyObject *ex = args[0], *kind = args[1], *obj = nargs == 3 ? args[2] : EMPTY;
+    if (POINT_TYPE == NULL || !PyUnicode_Check(kind) || !PyUnicode_Check(obj))
+        return PyObject_VectorcallMethod(S_point, args, nargs, NULL);
+    Attrs a;
+    int r;
+    if (attrs_of(ex, &a) < 0)
+        goto error;
+    if ((r = attr_is_true(&a, S_killing)) != 0 || (r = attr_is_true(&a, S_in_callers_code)) != 0) {
+        attrs_done(&a);
+        return r < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    if ((r = attr_is_true(&a, S_in_callback)) == 0 && (r = attr_is_none(&a, S_tstate)) == 0) {
+        attrs_done(&a);  /* traced: Execution.point stops tracing around the point */
+        return PyObject_VectorcallMethod(S_point, args, nargs, NULL);
+    }
+    if (r < 0 || (r = ck_stay_in(&a, kind, obj, 0)) < 0)
+        goto error;
+    attrs_done(&a);
+    if (r)
+        Py_RETURN_NONE;
+    PyObject *reach_args[] = {ex, kind, obj};
+    return PyObject_VectorcallMethod(S_reach, reach_args, 3, NULL);
+error:
+    attrs_done(&a);
+    return NULL;
+}
+
+/* ---- enabled: Execution._enabled, in C ----
+ *
+ * enabled(tasks, cur): the points of the runnable threads of the list `tasks`, `cur`
+ * first (None: from the first), then round-robin by id after it; a yielding `cur` whose
+ * point comes first goes last instead.  Read as _enabled reads them (a Task's fields at
+ * their slots, see above); configure() first. */
+
+static PyObject *
+enabled(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "enabled(tasks, cur): tasks is a list");
+        return NULL;
+    }
+    if (RUNNABLE_STATE == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "enabled: configure() first");
+        return NULL;
+    }
+    PyObject *tasks = args[0], *cur = args[1], *tid = NULL, *out = NULL;
+    Py_ssize_t n = PyList_GET_SIZE(tasks), start = 0;
+    int slots = 0;
+    if (cur != Py_None) {
+        if ((slots = task_slots(cur)) < 0 || (tid = task_get(cur, slots, T_TID)) == NULL)
+            return NULL;
+        start = PyLong_AsSsize_t(tid);
+        if (start == -1 && PyErr_Occurred())
+            goto error;
+    }
+    if ((out = PyList_New(0)) == NULL)
+        goto error;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t j = (start + i) % n;
+        if (j < 0)
+            j += n;  /* (Python's modulo) */
+        if (j >= PyList_GET_SIZE(tasks)) {
+            PyErr_SetString(PyExc_IndexError, "list index out of range");
+            goto error;
+        }
+        PyObject *t = Py_NewRef(PyList_GET_ITEM(tasks, j));
+        int s = task_slots(t);
+        PyObject *state = s < 0 ? NULL : task_get(t, s, T_STATE);
+        int r = state == NULL ? -1 : 0;
+        if (state == RUNNABLE_STATE) {
+            PyObject *pt = task_get(t, s, T_PT);
+            r = pt == NULL ? -1 : PyList_Append(out, pt);
+            Py_XDECREF(pt);
+        }
+        Py_XDECREF(state);
+        Py_DECREF(t);
+        if (r < 0)
+            goto error;
+    }
+    if (cur != Py_None) {
+        PyObject *y = task_get(cur, slots, T_YIELDING);
+        int yielding = y == NULL ? -1 : PyObject_IsTrue(y);
+        Py_XDECREF(y);
+        if (yielding < 0)
+            goto error;
+        if (yielding && PyList_GET_SIZE(out) > 1) {
+            PyObject *first = Py_NewRef(PyList_GET_ITEM(out, 0));
+            PyObject *thread = PySequence_GetItem(first, 0);
+            int same = thread == NULL ? -1 : PyObject_RichCompareBool(thread, tid, Py_EQ);
+            Py_XDECREF(thread);
+            if (same > 0 && (PySequence_DelItem(out, 0) < 0 || PyList_Append(out, first) < 0))
+                same = -1;
+            Py_DECREF(first);
+            if (same < 0)
+                goto error;
+        }
+    }
+    Py_XDECREF(tid);
+    return out;
+error:
+    Py_XDECREF(tid);
+    Py_XDECREF(out);
+    return NULL;
 }
 
 /* ---- line_event: sys.monitoring's LINE callback (3.12+), its hot path in C ----
@@ -1121,6 +1275,14 @@ static PyMethodDef methods[] = {
      "configure_lines(fallback, user_codes, instrumented, getcurrent, TaskGreenlet)."},
     {"line_event", (PyCFunction)(void (*)(void))line_event, METH_FASTCALL,
      "line_event(code, line): sys.monitoring's LINE callback, its hot path in C."},
+    {"importing", importing, METH_NOARGS,
+     "importing(): patch._importing(), in C: a frame above the caller's caller is "
+     "importlib's."},
+    {"point", (PyCFunction)(void (*)(void))point, METH_FASTCALL,
+     "point(ex, kind, obj=''): Execution.point(ex, kind, obj), where the thread is untraced "
+     "already in C (stay, else ex._reach), else ex.point."},
+    {"enabled", (PyCFunction)(void (*)(void))enabled, METH_FASTCALL,
+     "enabled(tasks, cur): Execution._enabled(cur) of an Execution whose tasks are tasks."},
     {"stay", (PyCFunction)(void (*)(void))stay, METH_FASTCALL,
      "stay(ex, kind, obj, callback): take ex's scheduling point here where the running "
      "thread goes on (True), or do nothing (False: Execution._reach takes it); callback: "
@@ -1156,12 +1318,14 @@ PyInit__ctrace(void)
         &S_current, &S_steps, &S_step_limit, &S_nondaemon_alive, &S_runnable, &S_state,
         &S_choices, &S_replayed, &S_stays, &S_yielding, &S_streak, &S_max_choices, &S_tid,
         &S_pt, &S_in_callback, &S_next, &S_switch, &EMPTY, &S_task_execution, &S_finished,
-        &S_tracer, &S_lines, &S_callback_point, &S_line};
+        &S_tracer, &S_lines, &S_callback_point, &S_line, &S_tstate, &S_point, &S_reach,
+        &IMPORTLIB_PREFIX};
     const char *texts[] = {"killing", "_in_callers_code", "recorder", "invariant", "races",
         "current", "steps", "step_limit", "_nondaemon_alive", "_runnable", "state",
         "choices", "replayed", "_stays", "yielding", "_streak", "max_choices", "tid",
         "pt", "in_callback", "_next", "_switch", "", "task_execution", "finished", "tracer",
-        "lines", "callback_point", "line"};
+        "lines", "callback_point", "line", "_tstate", "point", "_reach",
+        "<frozen importlib"};
     for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
         if ((*names[i] = PyUnicode_InternFromString(texts[i])) == NULL) {
             Py_DECREF(m);

@@ -28,7 +28,7 @@ from typing import Any
 from coordkit import sync
 from coordkit.engine import aio, shims
 from coordkit.engine.points import STOPS, THREADS
-from coordkit.engine.runtime import Execution, current_execution
+from coordkit.engine.runtime import ACCELERATED, Execution, current_execution, point_of
 from coordkit.engine.task import FINISHED, Kill, Task, WaitQueue, call_excepthook, check_timeout
 from coordkit.engine.tracing import library_calls
 
@@ -75,7 +75,7 @@ def _thread_start(self: threading.Thread) -> None:
     tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
     try:
         free_on_call = "_ck_task" not in self.__dict__ and _not_started(self)
-        ex.point("start", f"T{len(ex.tasks)}")  # the thread about to be made
+        point_of(ex, "start", f"T{len(ex.tasks)}")  # the thread about to be made
         # Whether it was started is read at the point, in the start's step: another thread
         # may start it while this one stands there, and a thread runs once (SCHED-48).
         task = self.__dict__.get("_ck_task")
@@ -151,7 +151,7 @@ def _observe_unstarted(ex: Execution, thread: threading.Thread, op: str) -> Task
     its task after the point (None: still not started).  It reads what every start
     writes (``THREADS``); a start that came while it stood at its point makes it read
     the thread's label too, which the thread's end writes (SCHED-49)."""
-    ex.point(op, THREADS)
+    point_of(ex, op, THREADS)
     task = thread.__dict__.get("_ck_task")
     if task is not None:
         ex.effect(task, op)
@@ -191,7 +191,7 @@ def _join_task(task: Task, timeout: float | None, itself: str) -> bool:
         # That it has not ended was read in the step this one is in: there is a scheduling
         # point here only because of it (SCHED-49).
         ex.observed(task.label, STOPS)
-        ex.point("join", task.label)
+        point_of(ex, "join", task.label)
         if timeout is not None:
             ex.effect(task, "try")
         if task.state is not FINISHED:
@@ -216,7 +216,7 @@ def _thread_is_alive(self: threading.Thread) -> bool:
         if task is None:
             return ex.returned(False)
     elif ex is not None:
-        ex.point("is_alive", task.label)
+        point_of(ex, "is_alive", task.label)
     alive = task.state is not FINISHED
     if not alive:
         self._is_stopped = True  # type: ignore[attr-defined]
@@ -303,7 +303,7 @@ def _spawn_foreign(ex: Execution, function: Any, args: tuple[Any, ...], kwargs: 
                 _dummy_ends(ex.current)
 
     body._ck_foreign = True  # type: ignore[attr-defined]
-    ex.point("start", f"T{len(ex.tasks)}")
+    point_of(ex, "start", f"T{len(ex.tasks)}")
     name = getattr(function, "__name__", None) or type(function).__name__
     return ex.spawn(body, f"_thread({name})", daemon=daemon)
 
@@ -363,7 +363,7 @@ class _ThreadHandle:
             return False
         ex = current_execution()
         if ex is not None:
-            ex.point("is_alive", task.label)
+            point_of(ex, "is_alive", task.label)
         done = task.state is FINISHED
         return done if ex is None else ex.returned(done)
 
@@ -436,7 +436,7 @@ def _count() -> int:
     ex = current_execution()
     if ex is None:
         return _real_count()
-    ex.point("active_count")
+    point_of(ex, "active_count")
     return sum(1 for t in ex.tasks[1:] if t.state is not FINISHED)
 
 
@@ -562,7 +562,7 @@ def stable_hashes(cls: type) -> None:
 # -- module patching -----------------------------------------------------------
 
 
-def _importing() -> bool:
+def _importing_walk() -> bool:
     """True while a module is being imported on the calling thread.
 
     A controlled thread's stack ends at the runtime's entry point, so this means a
@@ -577,6 +577,12 @@ def _importing() -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+# ``_importing()``: the same walk, in C where the accelerator is built (each shim made in a
+# run asks, a thread's Event included).
+_importing: Callable[[], bool] = (_importing_walk if ACCELERATED is None
+                                  else ACCELERATED.importing)
 
 
 def _make(real: Any, shim: str, *args: Any, **kwargs: Any) -> Any:
@@ -741,7 +747,7 @@ def _enumerate() -> list[threading.Thread]:
     ex = current_execution()
     if ex is None:
         return _real_enumerate()
-    ex.point("enumerate")
+    point_of(ex, "enumerate")
     return _live_threads(ex)
 
 
@@ -749,7 +755,7 @@ def _active_count() -> int:
     ex = current_execution()
     if ex is None:
         return _real_active_count()
-    ex.point("active_count")
+    point_of(ex, "active_count")
     return len(_live_threads(ex))
 
 

@@ -73,7 +73,7 @@ from coordkit.engine.trace import CHOICES_PER_STEP, TRACE_THREADS
 
 __all__ = [
     "BLOCKED", "FINISHED", "RUNNABLE", "Event", "Execution", "Failure", "Kill", "QuietLoggers",
-    "Task", "WaitQueue", "WatchdogTimeout", "current_execution",
+    "Task", "WaitQueue", "WatchdogTimeout", "current_execution", "point_of",
 ]
 
 # Choice points in a row that one thread may keep the others waiting before it yields.
@@ -125,6 +125,10 @@ ACCELERATED = _accelerator()
 # accelerator.
 stay_accelerated: Callable[[Execution, str, str, bool], bool] | None = (
     None if ACCELERATED is None else ACCELERATED.stay)
+# ``enabled_accelerated(tasks, cur)``: ``Execution._enabled(cur)`` in C (None without the
+# accelerator): the candidates at every choice point.
+enabled_accelerated: Callable[[list[Task], Task | None], list[Point]] | None = (
+    None if ACCELERATED is None else ACCELERATED.enabled)
 
 
 def current_execution() -> Execution | None:
@@ -939,7 +943,8 @@ class Execution:
             if not asked and cur is not None and cur.state is RUNNABLE and self._goes_on(cur):
                 return cur
             asked = False  # a deadline fired: the choice point is a new one
-            enabled = self._enabled(cur)
+            enabled = (self._enabled(cur) if enabled_accelerated is None
+                       else enabled_accelerated(self.tasks, cur))
             if enabled:
                 break
             if not self._fire_earliest_deadline():
@@ -1174,3 +1179,9 @@ class Execution:
             self._fire_earliest_deadline()
         else:
             self.clock.now = until
+
+
+# ``point_of(ex, kind, obj="")``: ``ex.point(kind, obj)``, taken in C where the accelerator
+# is built and the thread is untraced (as a shim's thread is at its point): no Python
+# frame at most points of a run (issue 33).
+point_of: Callable[..., None] = Execution.point if ACCELERATED is None else ACCELERATED.point

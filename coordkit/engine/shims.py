@@ -30,6 +30,7 @@ from greenlet import getcurrent as _getcurrent
 
 from coordkit import sync
 from coordkit.engine.accesses import is_user_code
+from coordkit.engine.runtime import point_of
 from coordkit.engine.task import TaskGreenlet, WaitQueue, check_timeout
 from coordkit.errors import UncontrolledUseError
 
@@ -117,7 +118,7 @@ def _read(ex: Execution, obj: Any, op: str) -> None:
     reading it needs no scheduling (a ``Thread``'s repr after the run reads its Event)."""
     g = _getcurrent()
     if type(g) is TaskGreenlet and g.task_execution is ex and not ex.finished:
-        ex.point(op, obj._ck_label)
+        point_of(ex, op, obj._ck_label)
     elif not ex.finished:
         _guard(ex, obj)
 
@@ -162,7 +163,7 @@ class Lock:
         else:
             tstate = None
         try:
-            ex.point("acquire", self._ck_label)
+            point_of(ex, "acquire", self._ck_label)
             if not blocking or timeout != -1:
                 ex.effect(self, "try")  # it may give up: a release does more than let it go on
             if self._owner is None:
@@ -209,7 +210,7 @@ class Lock:
         else:
             tstate = None
         try:
-            ex.point("release", self._ck_label)
+            point_of(ex, "release", self._ck_label)
             if self._ck_opaque:  # an object of its own: no dependence of trace equivalence's
                 ex.observed(self._ck_label + _OPAQUE, "opaque")
             woke = self._free()
@@ -266,7 +267,7 @@ class RLock(Lock):
             if timeout != -1:
                 _lock_timeout(blocking, timeout)
             _guard(self._ex, self)
-            self._ex.point("acquire", self._ck_label)
+            point_of(self._ex, "acquire", self._ck_label)
             self._count += 1
             return self._ex.returned(True)
         if self._take(blocking, timeout):
@@ -281,7 +282,7 @@ class RLock(Lock):
         _guard(ex, self)
         if self._owner is not ex.current:
             raise RuntimeError("cannot release un-acquired lock")
-        ex.point("release", self._ck_label)
+        point_of(ex, "release", self._ck_label)
         self._count -= 1
         if self._count == 0:
             ex.after("after-release", self, woke=self._free())
@@ -383,7 +384,7 @@ class Condition:
             raise RuntimeError("cannot wait on un-acquired lock")
         tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
         try:
-            ex.point("wait", self._ck_label)
+            point_of(ex, "wait", self._ck_label)
             deadline = ex.clock.deadline(timeout)  # refuses a bad timeout before the lock is let go
             state = self._release_save()
             try:
@@ -419,7 +420,7 @@ class Condition:
             raise RuntimeError("cannot notify on un-acquired lock")
         tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
         try:
-            ex.point("notify", self._ck_label)
+            point_of(ex, "notify", self._ck_label)
             woke = bool(self._waiters)
             if woke:
                 if n < len(self._waiters):  # it picks some waiters: it reads their order (SCHED-81)
@@ -470,7 +471,7 @@ class Event:
         _guard(ex, self)
         tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
         try:
-            ex.point("set", self._ck_label)
+            point_of(ex, "set", self._ck_label)
             if self._flag:
                 ex.changed_nothing(self, "set")
                 return
@@ -485,7 +486,7 @@ class Event:
 
     def clear(self) -> None:
         _guard(self._ex, self)
-        self._ex.point("clear", self._ck_label)
+        point_of(self._ex, "clear", self._ck_label)
         if not self._flag:
             self._ex.changed_nothing(self, "clear")
         self._flag = False
@@ -497,7 +498,7 @@ class Event:
         _guard(ex, self)
         tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
         try:
-            ex.point("wait", self._ck_label)
+            point_of(ex, "wait", self._ck_label)
             if timeout is not None:
                 ex.effect(self, "try")  # it may give up: a set does more than let it go on
             if self._flag:
@@ -537,7 +538,7 @@ class Semaphore:
         _guard(ex, self)
         tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
         try:
-            ex.point("acquire", self._ck_label)
+            point_of(ex, "acquire", self._ck_label)
             if self._value == 0:
                 if not blocking:
                     return ex.returned(False)
@@ -564,7 +565,7 @@ class Semaphore:
         _guard(ex, self)
         tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
         try:
-            ex.point("release", self._ck_label)
+            point_of(ex, "release", self._ck_label)
             self._check_release(n)
             self._value += n
             woke = bool(self._waiters)
@@ -627,7 +628,7 @@ class SimpleQueue:
         _guard(ex, self)
         tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
         try:
-            ex.point("put", self._ck_label)
+            point_of(ex, "put", self._ck_label)
             self._items.append(item)
             woke = bool(self._waiters)
             if woke:
@@ -650,7 +651,7 @@ class SimpleQueue:
         _guard(ex, self)
         tstate = None if ex._tstate is None else ex.untraced()  # SCHED-88
         try:
-            ex.point("get", self._ck_label)
+            point_of(ex, "get", self._ck_label)
             while not self._items:
                 if not block:
                     raise _queue.Empty

@@ -96,7 +96,8 @@ SHIM_METHODS = [
     (shims.RLock, "acquire"), (shims.Condition, "wait"), (shims.Condition, "notify"),
     (shims.Event, "set"), (shims.Event, "wait"), (shims.Semaphore, "acquire"),
     (shims.Semaphore, "release"), (shims.SimpleQueue, "put"), (shims.SimpleQueue, "get"),
-    (runtime.Execution, "point"), (runtime.Execution, "block"), (runtime.Execution, "wake"),
+    (runtime.Execution, "point"), (shims, "point_of"), (runtime.Execution, "block"),
+    (runtime.Execution, "wake"),
     (runtime.Execution, "spawn"),
 ]
 

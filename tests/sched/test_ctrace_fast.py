@@ -4,6 +4,7 @@ user's code itself only where the Python global trace function would decide it t
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import pytest
@@ -116,3 +117,82 @@ def test_a_call_of_the_users_code_is_decided_in_c_once_its_offsets_are_known(mon
     assert len(fast) == 30 and fast == slow
     # (the frames the C trace function traced made their line points)
     assert min(steps for _choices, steps in fast) > max(steps for _c, steps in explore("sync"))
+
+
+def _task(tid: int, state: str, *, yielding: bool = False) -> runtime.Task:
+    task = runtime.Task(tid, f"t{tid}", False, lambda: None, f"T{tid}", None, None, state)
+    task.pt = runtime.new_point((tid, "line", "", yielding, tid))
+    task.yielding = yielding
+    return task
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("yielding", [False, True])
+@pytest.mark.parametrize("cur", [None, 0, 1, 3])
+def test_the_candidates_made_in_c_are_those_of_execution_enabled(cur, yielding):
+    """SCHED-67: ``enabled(tasks, cur)`` lists the runnable threads' points in
+    ``Execution._enabled``'s order (current first, round-robin after it, a yielding current
+    last), whichever threads are parked or ended."""
+    ex = _execution(runtime.Execution)
+    states = [runtime.RUNNABLE, runtime.BLOCKED, runtime.RUNNABLE, runtime.RUNNABLE,
+              runtime.FINISHED]
+    ex.tasks = [_task(i, state, yielding=yielding and i == cur) for i, state in enumerate(states)]
+    current = None if cur is None else ex.tasks[cur]
+    assert runtime.ACCELERATED.enabled(ex.tasks, current) == ex._enabled(current)
+    with pytest.raises(TypeError):
+        runtime.ACCELERATED.enabled(tuple(ex.tasks), current)
+
+
+def _both_walks() -> tuple[bool, bool]:
+    from coordkit.engine import patch
+
+    return patch._importing(), patch._importing_walk()
+
+
+@pytest.mark.timeout(30)
+def test_the_import_walk_made_in_c_is_patch_importing_walk(tmp_path, monkeypatch):
+    """``importing()`` answers as ``patch._importing_walk``: True while a module is being
+    imported on the calling thread (a frame above the caller's caller is importlib's),
+    else False."""
+    from coordkit.engine import patch
+
+    assert patch._importing is runtime.ACCELERATED.importing
+    assert _both_walks() == (False, False)
+    (tmp_path / "ck_walked_at_import.py").write_text(
+        "from tests.sched.test_ctrace_fast import _both_walks\nSEEN = _both_walks()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        import ck_walked_at_import
+
+        assert ck_walked_at_import.SEEN == (True, True)
+    finally:
+        sys.modules.pop("ck_walked_at_import", None)
+
+
+@pytest.mark.timeout(30)
+def test_the_point_made_in_c_is_execution_point():
+    """``point(ex, kind, obj)`` does what ``Execution.point`` does: nothing while the run
+    unwinds, ``ex.point`` itself for a traced thread (it stops tracing around the point),
+    and for an untraced one the point taken by ``stay`` or else by ``ex._reach``."""
+    calls = []
+
+    class Watched(runtime.Execution):
+        def point(self, kind, obj=""):
+            calls.append(("point", kind, obj))
+
+        def _reach(self, kind, obj):
+            calls.append(("reach", kind, obj))
+
+    ex = _execution(Watched)
+    ex._tstate, ex.in_callback = 1, False  # a traced thread
+    assert runtime.ACCELERATED.point(ex, "acquire", "Lock#1") is None
+    assert calls == [("point", "acquire", "Lock#1")]
+    calls.clear()
+    ex._tstate = None
+    ex.killing = True
+    runtime.ACCELERATED.point(ex, "acquire", "Lock#1")
+    assert calls == []
+    ex.killing = False
+    runtime.ACCELERATED.point(ex, "acquire")  # no thread runs: stay declines, _reach takes it
+    assert calls == [("reach", "acquire", "")]
+    assert runtime.point_of is runtime.ACCELERATED.point

@@ -168,7 +168,7 @@ def test_a_lock_and_a_join_reach_their_points_untraced():
     join is reached in the trace-callback state, entered at the operation's entry (a
     point reached traced enters it itself: then the operation's own code ran traced)."""
     states: collections.Counter[tuple[str, bool]] = collections.Counter()
-    point = coordkit.engine.runtime.Execution.point
+    point = coordkit.engine.runtime.point_of  # (the shims' and patch's Execution.point)
 
     def recording(self, kind, obj=""):
         if self._tstate is not None and not self.killing and kind in ("acquire", "release", "join"):
@@ -176,7 +176,8 @@ def test_a_lock_and_a_join_reach_their_points_untraced():
         return point(self, kind, obj)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(coordkit.engine.runtime.Execution, "point", recording)
+        patch.setattr(shims, "point_of", recording)
+        patch.setattr(patch_module, "point_of", recording)
         result = coordkit.explore(_counter, granularity="line", max_schedules=5, seed=1,
                                   shrink=False)
     assert result.schedules_run == 5
@@ -220,7 +221,7 @@ def test_every_shim_and_a_start_reach_their_points_untraced():
     between them still runs traced (its lines are points)."""
     ops = ("wait", "notify", "set", "acquire", "release", "put", "get", "start")
     states: collections.Counter[tuple[str, bool]] = collections.Counter()
-    point = coordkit.engine.runtime.Execution.point
+    point = coordkit.engine.runtime.point_of  # (the shims' and patch's Execution.point)
     lines = 0
 
     def recording(self, kind, obj=""):
@@ -235,7 +236,8 @@ def test_every_shim_and_a_start_reach_their_points_untraced():
 
     callback_point = coordkit.engine.runtime.Execution.callback_point
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(coordkit.engine.runtime.Execution, "point", recording)
+        patch.setattr(shims, "point_of", recording)
+        patch.setattr(patch_module, "point_of", recording)
         patch.setattr(coordkit.engine.runtime.Execution, "callback_point", counting)
         result = coordkit.explore(_every_shim, granularity="line", max_schedules=5, seed=1,
                                   shrink=False)
