@@ -122,6 +122,30 @@ def test_a_harness_step_holds_the_collector_and_gives_it_back():
     assert gc.isenabled()
 
 
+def _of_a_run(o: object) -> bool:
+    """Whether ``o``, found in the collector's garbage, is a run's: its execution, a task or
+    greenlet, a ``Thread`` made in a run, or a frame (or a traceback through one) of the
+    engine or the program.  (Garbage another test's thread made meanwhile is not.)"""
+    from coordkit.engine.runtime import Execution
+    from coordkit.engine.task import Task, TaskGreenlet
+
+    if isinstance(o, types.TracebackType):
+        o = o.tb_frame
+    if isinstance(o, types.FrameType):
+        name = o.f_code.co_filename.replace("\\", "/")
+        return "coordkit/engine/" in name or name.endswith("tests/sched/programs.py")
+    return isinstance(o, (Execution, Task, TaskGreenlet)) or (
+        isinstance(o, threading.Thread) and hasattr(o, "_ck_hash"))
+
+
+def _what(o: object) -> str:
+    if isinstance(o, types.TracebackType):
+        o = o.tb_frame
+    if isinstance(o, types.FrameType):
+        return f"frame of {o.f_code.co_name} ({o.f_code.co_filename})"
+    return type(o).__name__
+
+
 def _buffer_2p_2c() -> None:
     programs.condition_buffer(2, 2, 2)
 
@@ -147,24 +171,23 @@ def test_an_explorations_runs_leave_the_collector_nothing_of_theirs(program, how
     and race detector hold, and the execution are cut, so reference counting frees every
     run and no execution, task, greenlet, frame or traceback is left for the collector."""
     from coordkit.engine.runtime import Execution
-    from coordkit.engine.task import Task, TaskGreenlet
 
     options = dict(_EXPLORATIONS[how])
     dfs = coordkit.DFSScheduler(None, equivalence="lock-aware")
     if how.startswith("dpor"):
         options["strategy"] = dfs
     gc.collect()
+    earlier = {id(o) for o in gc.get_objects() if isinstance(o, Execution)}  # other tests'
     was = gc.isenabled()
     gc.disable()
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:
         result = coordkit.explore(program, granularity="sync", shrink=False, **options)
         gc.collect()
-        left = sorted({type(o).__name__ for o in gc.garbage
-                       if isinstance(o, (Execution, Task, TaskGreenlet, threading.Thread,
-                                         types.FrameType, types.TracebackType))})
+        left = sorted({_what(o) for o in gc.garbage if _of_a_run(o)})
         # Nor kept alive where the collector cannot see (the C tracer's frame tracers).
-        alive = sum(isinstance(o, Execution) for o in gc.get_objects())
+        alive = sum(isinstance(o, Execution) and id(o) not in earlier
+                    for o in gc.get_objects())
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
