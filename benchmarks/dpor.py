@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import coordkit  # noqa: E402
+from coordkit.engine import tracing  # noqa: E402
 from tests.sched import programs  # noqa: E402
 
 SEEN: set = set()
@@ -256,6 +257,10 @@ def instruction_table(n: int) -> None:
     print("|---|---|---|---|---|---|---|")
     uncontrolled: dict[str, float] = {}
     for case, (name, _fn, granularity) in enumerate(CASES):
+        if granularity == "line" and not tracing.SWITCHES:
+            print(f"| {name} | line | (Python {sys.version_info[0]}.{sys.version_info[1]} has "
+                  "no line granularity) | | | | |")
+            continue
         plain = instructions(case, "plain", n)
         if plain is None:
             print("(valgrind not installed: no instruction counts)")
