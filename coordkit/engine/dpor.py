@@ -527,6 +527,9 @@ class Coarsening(NamedTuple):
         return Coarsening(self.relaxed & other.relaxed, self.observed | other.observed)
 
 
+_Sets = tuple[frozenset[str], frozenset[str], frozenset[str]]
+
+
 class _View:
     """What the lock-aware equivalence reads of a complete run (SCHED-80, SCHED-81):
     its ``dependence``, and who held which lock before each step.
@@ -546,22 +549,26 @@ class _View:
 
     def __init__(self, steps: Sequence[Step], previous: _View | None = None) -> None:
         self.steps = steps
+        # Per step: the locks held (by whom, how deep) and the acquire that began each
+        # hold, after it; what its thread held before it, the holds it began, and what its
+        # thread holds after it (for the await rule); who held which lock before it, as
+        # (lock, the acquire that began the hold).
+        self._after: list[tuple[dict[str, tuple[int, int]], dict[str, int], _Sets]] = []
+        self._facts: list[tuple[frozenset[str], list[str], set[str]]] = []
+        self.held_before: list[tuple[tuple[str, int], ...]] = []
+        self.acquires: dict[tuple[int, str], list[int]] = {}  # (thread, lock) -> acquires
+        self._sets: _Sets = (frozenset(), frozenset(), frozenset())  # not plain, locks, observed
+        holds: dict[str, tuple[int, int]] = {}
+        begun_at: dict[str, int] = {}
         keep = _same_steps(previous.steps, steps) if previous is not None else 0
-        if keep:
-            held, begun_at, self._sets = previous._after[keep - 1]
-            holds, begun_at = dict(held), dict(begun_at)
+        if previous is not None and keep:
+            held, began, self._sets = previous._after[keep - 1]
+            holds, begun_at = dict(held), dict(began)
             self._after = previous._after[:keep]
             self._facts = previous._facts[:keep]
             self.held_before = previous.held_before[:keep]
             self.acquires = {key: [k for k in ks if k < keep]
                              for key, ks in previous.acquires.items() if ks[0] < keep}
-        else:
-            holds, begun_at, self._sets = {}, {}, (frozenset(), frozenset(), frozenset())
-            self._after = []
-            self._facts = []
-            # (lock, its acquire)
-            self.held_before: list[tuple[tuple[str, int], ...]] = []
-            self.acquires: dict[tuple[int, str], list[int]] = {}  # (thread, lock) -> acquires
         self._walk(steps, keep, holds, begun_at)
         self.threads = [step.thread for step in steps]
         not_plain, locks, observed = self._sets
