@@ -544,18 +544,16 @@ class DFSScheduler(Scheduler):
         failed check the thread chosen there began there; nothing else before that step
         conflicts with it.  Then the run is, by the await rule, the sleeper's: the section
         first, the waiter's check after it."""
-        covered: list[dict[int, frozenset[int]]] = []  # the whole run's, once needed
         earliest = None
         for node in self._path[self._fresh_node:]:
             if earliest is not None and node.step >= earliest:
                 break
-            k = self._repeat_at(node, steps, covered)
+            k = self._repeat_at(node, steps)
             if k is not None and (earliest is None or k < earliest):
                 earliest = k
         return earliest
 
-    def _repeat_at(self, node: _Node, steps: Sequence[Step],
-                   covered: list[dict[int, frozenset[int]]]) -> int | None:
+    def _repeat_at(self, node: _Node, steps: Sequence[Step]) -> int | None:
         """``_awaited_repeat`` at one choice point."""
         if node.step >= len(steps):
             return None
@@ -569,9 +567,9 @@ class DFSScheduler(Scheduler):
                         summary, _summary(steps[m].footprint), self._coarse)
                     for m in range(node.step, k)):
                 continue
-            if not covered:  # the whole run's analysis: only where it may decide
-                covered.append(self._hb.covered(steps))
-            checks = covered[0].get(k, frozenset())
+            # The whole run's analysis, made once (the analysis's view of the run) and only
+            # where it may decide.
+            checks = self._hb.covered(steps).get(k, frozenset())
             if node.step in checks and all(m in checks for m in range(node.step, k)
                                            if steps[m].thread == waiter):
                 earliest = k if earliest is None else min(earliest, k)
