@@ -592,7 +592,7 @@ class Execution:
                 task.glet = None
                 task.thread = None
                 task.target = _ran
-            task.exception = task.parked_on = None  # (a killed waiter's queue holds it)
+                task.exception = task.parked_on = None  # (a killed waiter's queue holds it)
         self.thread_exceptions = []  # (their tracebacks hold the run's frames)
         self.shims = None
         # The driver is the session worker's main greenlet, and a session's last run outlives
